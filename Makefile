@@ -1,0 +1,62 @@
+# zcnet: zero-copy networking for Linux clusters, as out-of-tree Rust kernel modules.
+#
+#   make demo        set up a fresh machine, build, boot a guest, show zcnet  (the main job)
+#   make check       set up a fresh machine, build and run every test suite  (the test command)
+#
+#   make setup       install the packages, kernel source and bindgen (idempotent)
+#   make kernel      build or reuse the cached test kernel (ZCNET_FLAVOUR=debug for KASAN etc.)
+#   make modules     build the modules against the cached kernel, or KDIR=/path/to/build
+#   make tools       build the user-space tools (zcctl, zcbench)
+#   make run SCRIPT=file [TOPO=veth|virtio2|twoguests]   run a script in the guest
+#   make bench       zcbench in the guest (plain TCP between the namespaces)
+#   make fmt         rustfmt every .rs
+#   make clean       remove build output of the modules and tools
+
+SHELL := /bin/bash
+ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+KDIR ?=
+TOPO ?= veth
+SCRIPT ?=
+export ZCNET_FLAVOUR ?= default
+
+.PHONY: all setup kernel modules tools demo check test run bench fmt clean
+
+all: modules tools
+
+setup:
+	@$(ROOT)/scripts/setup-deps.sh
+
+kernel: setup
+	@$(ROOT)/scripts/build-kernel.sh >/dev/null
+
+# With KDIR given, nothing is installed or built but the modules.
+ifeq ($(KDIR),)
+modules: kernel
+endif
+modules:
+	@$(ROOT)/scripts/build-modules.sh $(KDIR)
+
+tools:
+	@cd $(ROOT)/tools && cargo build --release --quiet
+
+demo: setup modules tools
+	@$(ROOT)/scripts/run-guest.sh --timeout 600 --log $(ROOT)/out/demo.log -v $(ROOT)/tools/testing/zcnet/demo.sh
+
+check test:
+	@$(ROOT)/scripts/check.sh
+
+run: modules tools
+	@test -n "$(SCRIPT)" || { echo "usage: make run SCRIPT=file [TOPO=veth|virtio2|twoguests]"; exit 2; }
+	@$(ROOT)/scripts/run-guest.sh --topo $(TOPO) -v $(SCRIPT)
+
+bench: setup modules tools
+	@$(ROOT)/scripts/run-guest.sh --timeout 1200 --log $(ROOT)/out/bench.log -v $(ROOT)/tools/testing/zcnet/bench.sh
+
+fmt:
+	@find $(ROOT) -name '*.rs' -not -path '*/target/*' -not -name generated.rs | xargs rustfmt --edition 2021
+
+clean:
+	@if [ -f $(ROOT)/.zcnet-kdir ] && [ -d "$$(cat $(ROOT)/.zcnet-kdir)" ]; then \
+		$(MAKE) -s -C "$$(cat $(ROOT)/.zcnet-kdir)" M=$(ROOT) LLVM=1 clean >/dev/null 2>&1 || true; fi
+	@rm -f $(ROOT)/.zcnet-kdir $(ROOT)/rust/bindings/generated.rs
+	@cd $(ROOT)/tools && cargo clean --quiet

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Headers for the kernel interfaces zcnet needs that `kernel::bindings` lacks.
+ *
+ * scripts/gen-bindings.sh runs bindgen over this file with the target kernel's
+ * own clang flags and the allow-list in rust/bindings/allowlist.txt. The
+ * allow-list is not recursive: every type an allow-listed item refers to must
+ * either come from `kernel::bindings` or be allow-listed itself, so that the
+ * generated items and `kernel::bindings` share one set of Rust types.
+ */
+#include <linux/netdevice.h>
+#include <linux/etherdevice.h>
+#include <linux/ethtool.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/module.h>
+#include <net/rtnetlink.h>
+#include <net/tcp.h>
+#include <net/ip.h>
+
+#include "../helpers/zcnet_helpers.h"

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! IPv4 headers (RFC 791) and fragmentation plans.
+
+use super::checksum;
+
+/// Length of an IPv4 header without options.
+pub const MIN_HEADER_LEN: usize = 20;
+/// Largest IPv4 header (IHL 15).
+pub const MAX_HEADER_LEN: usize = 60;
+/// Largest IPv4 datagram (total length field).
+pub const MAX_PACKET_LEN: usize = 65535;
+/// Fragment offsets count in units of this many bytes.
+pub const FRAG_UNIT: usize = 8;
+
+/// Flag bits of the fragment field (host order, after the 13-bit offset).
+pub const FLAG_DF: u16 = 0x4000;
+/// More Fragments.
+pub const FLAG_MF: u16 = 0x2000;
+const OFFSET_MASK: u16 = 0x1fff;
+
+/// Why a buffer is not a well-formed IPv4 header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderError {
+    /// Shorter than the header it announces (or than 20 bytes).
+    Truncated,
+    /// The version field is not 4.
+    NotIpv4,
+    /// IHL below 5.
+    BadHeaderLength,
+    /// Total length below the header length.
+    BadTotalLength,
+    /// The header checksum does not verify.
+    BadChecksum,
+    /// Fragment offset plus payload runs past 65535.
+    OffsetOverflow,
+}
+
+/// The fields of an IPv4 header that zcnet looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    /// Header length in bytes (20..=60).
+    pub header_len: usize,
+    /// Type of service / DSCP+ECN byte.
+    pub tos: u8,
+    /// Total length of this datagram or fragment, header included.
+    pub total_len: usize,
+    /// Identification.
+    pub id: u16,
+    /// Don't Fragment.
+    pub df: bool,
+    /// More Fragments.
+    pub mf: bool,
+    /// Fragment offset in bytes (a multiple of 8).
+    pub frag_offset: usize,
+    /// Time to live.
+    pub ttl: u8,
+    /// Protocol of the payload.
+    pub protocol: u8,
+    /// Source address.
+    pub src: [u8; 4],
+    /// Destination address.
+    pub dst: [u8; 4],
+}
+
+impl Header {
+    /// Parses and validates the header at the start of `buf` (checksum included).
+    pub fn parse(buf: &[u8]) -> Result<Self, HeaderError> {
+        if buf.len() < MIN_HEADER_LEN {
+            return Err(HeaderError::Truncated);
+        }
+        if buf[0] >> 4 != 4 {
+            return Err(HeaderError::NotIpv4);
+        }
+        let header_len = usize::from(buf[0] & 0x0f) * 4;
+        if header_len < MIN_HEADER_LEN {
+            return Err(HeaderError::BadHeaderLength);
+        }
+        if buf.len() < header_len {
+            return Err(HeaderError::Truncated);
+        }
+        let total_len = usize::from(u16::from_be_bytes([buf[2], buf[3]]));
+        if total_len < header_len {
+            return Err(HeaderError::BadTotalLength);
+        }
+        if checksum::checksum(&buf[..header_len]) != 0 {
+            return Err(HeaderError::BadChecksum);
+        }
+        let frag = u16::from_be_bytes([buf[6], buf[7]]);
+        let frag_offset = usize::from(frag & OFFSET_MASK) * FRAG_UNIT;
+        if frag_offset + (total_len - header_len) > MAX_PACKET_LEN {
+            return Err(HeaderError::OffsetOverflow);
+        }
+        Ok(Self {
+            header_len,
+            tos: buf[1],
+            total_len,
+            id: u16::from_be_bytes([buf[4], buf[5]]),
+            df: frag & FLAG_DF != 0,
+            mf: frag & FLAG_MF != 0,
+            frag_offset,
+            ttl: buf[8],
+            protocol: buf[9],
+            src: [buf[12], buf[13], buf[14], buf[15]],
+            dst: [buf[16], buf[17], buf[18], buf[19]],
+        })
+    }
+
+    /// Payload bytes of this datagram or fragment.
+    pub fn payload_len(&self) -> usize {
+        self.total_len - self.header_len
+    }
+
+    /// True for a fragment (MF set or a non-zero offset).
+    pub fn is_fragment(&self) -> bool {
+        self.mf || self.frag_offset != 0
+    }
+}
+
+/// Rewrites the total length and fragment fields of the header in `hdr` (its
+/// options are left as they are) and recomputes its checksum.
+///
+/// `hdr` must hold a whole header (its IHL says how long); returns `false`
+/// without touching it otherwise, or when the values do not fit the fields.
+pub fn rewrite(hdr: &mut [u8], total_len: usize, frag_offset: usize, mf: bool) -> bool {
+    if hdr.len() < MIN_HEADER_LEN {
+        return false;
+    }
+    let hl = usize::from(hdr[0] & 0x0f) * 4;
+    if hl < MIN_HEADER_LEN
+        || hdr.len() < hl
+        || total_len > MAX_PACKET_LEN
+        || total_len < hl
+        || frag_offset % FRAG_UNIT != 0
+        || frag_offset / FRAG_UNIT > usize::from(OFFSET_MASK)
+    {
+        return false;
+    }
+    hdr[2..4].copy_from_slice(&(total_len as u16).to_be_bytes());
+    let mut frag = (frag_offset / FRAG_UNIT) as u16;
+    if mf {
+        frag |= FLAG_MF;
+    }
+    // Fragments never carry DF: it is cleared on every fragment we build.
+    hdr[6..8].copy_from_slice(&frag.to_be_bytes());
+    hdr[10..12].copy_from_slice(&[0, 0]);
+    let c = checksum::checksum(&hdr[..hl]);
+    hdr[10..12].copy_from_slice(&c.to_be_bytes());
+    true
+}
+
+/// One fragment of a plan: bytes `offset..offset + len` of the IP payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fragment {
+    /// Offset in the original IP payload (a multiple of 8).
+    pub offset: usize,
+    /// Payload bytes in this fragment.
+    pub len: usize,
+    /// More Fragments flag of this fragment.
+    pub mf: bool,
+}
+
+/// How an IP payload of `payload_len` bytes is cut into fragments that fit a
+/// link MTU, every fragment but the last carrying a multiple of 8 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FragPlan {
+    payload_len: usize,
+    per_frag: usize,
+}
+
+impl FragPlan {
+    /// Plans fragments for a header of `header_len` bytes and `payload_len`
+    /// payload bytes on a link of `mtu` bytes. `None` when the MTU cannot carry
+    /// the header plus 8 bytes, or the datagram is too large for IPv4.
+    pub fn new(header_len: usize, payload_len: usize, mtu: usize) -> Option<Self> {
+        if header_len + payload_len > MAX_PACKET_LEN || mtu < header_len + FRAG_UNIT {
+            return None;
+        }
+        let per_frag = (mtu - header_len) / FRAG_UNIT * FRAG_UNIT;
+        Some(Self {
+            payload_len,
+            per_frag,
+        })
+    }
+
+    /// Payload bytes every fragment but the last carries.
+    pub fn per_fragment(&self) -> usize {
+        self.per_frag
+    }
+
+    /// The number of fragments (1 when the payload fits as it is).
+    pub fn count(&self) -> usize {
+        if self.payload_len == 0 {
+            1
+        } else {
+            self.payload_len.div_ceil(self.per_frag)
+        }
+    }
+
+    /// Fragment `i` of the plan, or `None` past the last.
+    pub fn get(&self, i: usize) -> Option<Fragment> {
+        if i >= self.count() {
+            return None;
+        }
+        let offset = i * self.per_frag;
+        let len = self.per_frag.min(self.payload_len - offset);
+        Some(Fragment {
+            offset,
+            len,
+            mf: i + 1 < self.count(),
+        })
+    }
+
+    /// The fragments in order.
+    pub fn iter(&self) -> impl Iterator<Item = Fragment> + '_ {
+        (0..self.count()).filter_map(move |i| self.get(i))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(total: u16, id: u16, frag: u16) -> [u8; 20] {
+        let mut h = [
+            0x45, 0, 0, 0, 0, 0, 0, 0, 64, 6, 0, 0, 198, 18, 0, 1, 198, 18, 0, 2,
+        ];
+        h[2..4].copy_from_slice(&total.to_be_bytes());
+        h[4..6].copy_from_slice(&id.to_be_bytes());
+        h[6..8].copy_from_slice(&frag.to_be_bytes());
+        let c = checksum::checksum(&h);
+        h[10..12].copy_from_slice(&c.to_be_bytes());
+        h
+    }
+
+    #[test]
+    fn parse_round_trip() {
+        let h = Header::parse(&header(1500, 7, FLAG_MF | 185)).unwrap();
+        assert_eq!(h.header_len, 20);
+        assert_eq!(h.total_len, 1500);
+        assert_eq!(h.id, 7);
+        assert!(h.mf && !h.df);
+        assert_eq!(h.frag_offset, 1480);
+        assert_eq!(h.payload_len(), 1480);
+        assert!(h.is_fragment());
+        assert_eq!(h.src, [198, 18, 0, 1]);
+    }
+
+    #[test]
+    fn parse_rejects_bad_input() {
+        let good = header(100, 1, 0);
+        assert_eq!(Header::parse(&good[..19]), Err(HeaderError::Truncated));
+        let mut b = good;
+        b[10] ^= 1;
+        assert_eq!(Header::parse(&b), Err(HeaderError::BadChecksum));
+        let mut b = good;
+        b[0] = 0x65;
+        assert_eq!(Header::parse(&b), Err(HeaderError::NotIpv4));
+        let mut b = good;
+        b[0] = 0x44;
+        assert_eq!(Header::parse(&b), Err(HeaderError::BadHeaderLength));
+        assert_eq!(
+            Header::parse(&header(19, 1, 0)),
+            Err(HeaderError::BadTotalLength)
+        );
+        // Offset 65528 plus 80 payload bytes runs past 64 KiB.
+        assert_eq!(
+            Header::parse(&header(100, 1, 0x1fff)),
+            Err(HeaderError::OffsetOverflow)
+        );
+        let mut b = [0u8; 60];
+        b[..20].copy_from_slice(&good);
+        b[0] = 0x4f; // IHL 15 but only the first 20 bytes are a real header
+        assert!(Header::parse(&b[..40]).is_err());
+    }
+
+    #[test]
+    fn rewrite_sets_fields_and_checksum() {
+        let mut h = header(4148, 9, FLAG_DF);
+        assert!(rewrite(&mut h, 1500, 1480, true));
+        let p = Header::parse(&h).unwrap();
+        assert_eq!(
+            (p.total_len, p.frag_offset, p.mf, p.df),
+            (1500, 1480, true, false)
+        );
+        assert!(!rewrite(&mut h, 1500, 3, true));
+        assert!(!rewrite(&mut h, 70000, 0, false));
+        assert!(!rewrite(&mut h[..10], 100, 0, false));
+    }
+
+    #[test]
+    fn plan_page_over_1500() {
+        // A 4096-byte page of TCP payload with a 32-byte TCP header (timestamps)
+        // over MTU 1500: three fragments, 1480 + 1480 + 1168.
+        let p = FragPlan::new(20, 4096 + 32, 1500).unwrap();
+        let f: [Fragment; 3] = [p.get(0).unwrap(), p.get(1).unwrap(), p.get(2).unwrap()];
+        assert_eq!(p.count(), 3);
+        assert_eq!(
+            f[0],
+            Fragment {
+                offset: 0,
+                len: 1480,
+                mf: true
+            }
+        );
+        assert_eq!(
+            f[1],
+            Fragment {
+                offset: 1480,
+                len: 1480,
+                mf: true
+            }
+        );
+        assert_eq!(
+            f[2],
+            Fragment {
+                offset: 2960,
+                len: 1168,
+                mf: false
+            }
+        );
+        assert_eq!(p.get(3), None);
+    }
+
+    #[test]
+    fn plan_covers_payload_exactly() {
+        for mtu in [28usize, 68, 576, 1280, 1500, 9000] {
+            for len in [0usize, 1, 7, 8, 9, 1479, 1480, 1481, 4128, 65515] {
+                let p = FragPlan::new(20, len, mtu).unwrap();
+                let mut next = 0;
+                for (i, f) in p.iter().enumerate() {
+                    assert_eq!(f.offset, next);
+                    assert_eq!(f.offset % FRAG_UNIT, 0);
+                    assert!(20 + f.len <= mtu);
+                    assert_eq!(f.mf, i + 1 < p.count());
+                    next += f.len;
+                }
+                assert_eq!(next, len);
+            }
+        }
+        assert_eq!(FragPlan::new(20, 65516, 1500), None);
+        assert_eq!(FragPlan::new(20, 100, 27), None);
+    }
+}

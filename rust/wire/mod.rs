@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! zcnet wire formats: pure protocol logic on `core` only.
+//!
+//! No kernel types, no allocation. The same files are compiled into the kernel
+//! modules (`#[path = ".../rust/wire/mod.rs"] mod wire;`) and into the
+//! user-space crate `tools/zcwire`, where `cargo test` and `cargo fuzz`
+//! exercise them.
+
+pub mod checksum;
+pub mod ipv4;

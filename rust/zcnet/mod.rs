@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! zcnet's kernel abstraction layer, shared by every zcnet module.
+//!
+//! Each module crate pulls this directory in with
+//! `#[path = ".../rust/zcnet/mod.rs"] mod zcnet;` (Rust modules cannot import
+//! each other's Rust code). All `unsafe` code of the project lives here, behind
+//! safe types; the modules in `drivers/` and `net/` stay safe.
+//!
+//! - [`ext`]: the items `kernel::bindings` lacks, generated at build time by
+//!   `scripts/gen-bindings.sh` for the target kernel.
+//! - [`counters`]: named event counters, shown through debugfs now and through
+//!   `ethtool -S` / sysfs by the drivers that use them.
+//! - [`ulp`]: TCP upper-layer protocol registration (`setsockopt(TCP_ULP)`).
+//! - [`rtnl`]: rtnetlink link kinds (`ip link add ... type KIND`).
+//! - [`helpers`]: the C helpers linked into each .ko.
+
+pub mod counters;
+pub mod errno;
+pub mod ext;
+pub mod helpers;
+pub mod rtnl;
+pub mod ulp;

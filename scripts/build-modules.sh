@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds every zcnet module against a Linux 7.2 build tree with CONFIG_RUST=y.
+#   usage: build-modules.sh [KDIR]     (default: the cached test kernel)
+# Extra kbuild variables can be passed in ZCNET_KBUILD_FLAGS.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+KDIR=${1:-}
+if [ -z "$KDIR" ]; then
+  KDIR=$(kernel_build_dir)
+  [ -f "$KDIR/.zcnet-complete" ] || KDIR=$("$ZCNET_ROOT/scripts/build-kernel.sh")
+fi
+[ -f "$KDIR/Makefile" ] || die "KDIR=$KDIR is not a kernel build tree"
+grep -q '^CONFIG_RUST=y' "$KDIR/.config" 2>/dev/null || die "KDIR=$KDIR: the kernel is not configured with CONFIG_RUST=y"
+rel=$(cat "$KDIR/include/config/kernel.release" 2>/dev/null || echo unknown)
+case "$rel" in 7.2|7.2.*|7.2-*) ;; *) die "KDIR=$KDIR is Linux $rel; zcnet needs Linux 7.2" ;; esac
+for opt in CONFIG_MODULES CONFIG_MODULE_UNLOAD CONFIG_NET CONFIG_INET; do
+  grep -q "^$opt=y" "$KDIR/.config" || die "KDIR=$KDIR: zcnet needs $opt=y"
+done
+
+"$ZCNET_ROOT/scripts/gen-bindings.sh" "$KDIR"
+# The objects of the last KDIR are stale when KDIR changes.
+stamp="$ZCNET_ROOT/.zcnet-kdir"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$KDIR" ]; then
+  kmake -C "$KDIR" M="$ZCNET_ROOT" clean >/dev/null 2>&1 || true
+  echo "$KDIR" > "$stamp"
+fi
+extra=()
+if [ ! -f "$KDIR/Module.symvers" ]; then
+  # A tree prepared with `make modules_prepare` only: modpost cannot check the
+  # modules' undefined symbols against the kernel's exports.
+  log "modules: $KDIR has no Module.symvers (modules_prepare only); kernel symbols are not checked at build time"
+  extra+=(KBUILD_MODPOST_WARN=1)
+fi
+kmake -C "$KDIR" M="$ZCNET_ROOT" -j"$(( $(nproc) + 1 ))" "${extra[@]}" ${ZCNET_KBUILD_FLAGS:-} modules
+log "modules: built against $rel ($KDIR):"
+find "$ZCNET_ROOT" -name '*.ko' -newer "$ZCNET_ROOT/rust/bindings/allowlist.txt" -printf '  %P\n' >&2 || true

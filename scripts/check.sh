@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The test command (README: `make check`): installs what is missing, builds the
+# kernel (cached), the modules and the tools, then runs every suite and ends
+# with one line `N passed, N failed, N skipped`.
+#
+#   host: rustfmt, clippy, cargo test of tools/ (rust/wire included),
+#         module build
+#   guest (QEMU, scripts/run-guest.sh): the KTAP suites of tools/testing/zcnet
+#         in their topologies, each also failing on any kernel report, and the
+#         splat-detector self-test
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "$ZCNET_ROOT"
+OUT=$ZCNET_ROOT/out/check
+rm -rf "$OUT"; mkdir -p "$OUT"
+passed=0 failed=0 skipped=0
+t0=$(date +%s)
+pass() { passed=$((passed + 1)); echo "PASS $*"; }
+fail() { failed=$((failed + 1)); echo "FAIL $*"; }
+finish() {
+  echo "check: $(( $(date +%s) - t0 )) s; logs in $OUT"
+  echo "$passed passed, $failed failed, $skipped skipped"
+  [ $failed = 0 ]
+  exit
+}
+# step NAME CMD...: one host-side test, its output in $OUT/NAME.log.
+step() {
+  local name=$1; shift
+  if "$@" >"$OUT/$name.log" 2>&1; then pass "$name"; else fail "$name (see $OUT/$name.log)"; tail -n 30 "$OUT/$name.log"; return 1; fi
+}
+
+step setup scripts/setup-deps.sh || finish
+echo "check: kernel (cached when the key holds; a cold build takes minutes)"
+step kernel scripts/build-kernel.sh || finish
+step modules scripts/build-modules.sh || finish
+step tools bash -c 'cd tools && cargo build --release --quiet' || finish
+step rustfmt bash -c 'find . -name "*.rs" -not -path "./tools/target/*" -not -name generated.rs -print0 | xargs -0 rustfmt --edition 2021 --check'
+step clippy bash -c 'cd tools && cargo clippy --quiet --all-targets -- -D warnings'
+
+# A second, differently configured 7.2 tree (modules_prepare only), built in a
+# copy of the sources so the test kernel's modules stay as they are.
+alt_modules() {
+  local kdir src="$OUT/alt-src" ko rel bad=0
+  kdir=$(ZCNET_FLAVOUR=alt scripts/build-kernel.sh) || return 1
+  rel=$(cat "$kdir/include/config/kernel.release")
+  mkdir -p "$src"
+  git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$src"
+  "$src/scripts/build-modules.sh" "$kdir" || return 1
+  for ko in drivers/net/zcfrag/zcfrag.ko net/zcsock/zcsock.ko net/ddp/zcddp.ko; do
+    v=$(modinfo -F vermagic "$src/$ko") || { bad=1; continue; }
+    echo "$ko: vermagic $v"
+    case "$v" in "$rel "*) ;; *) echo "$ko: built for '$v', wanted $rel"; bad=1 ;; esac
+  done
+  return $bad
+}
+step modules-alt alt_modules
+
+# cargo test: count its own results.
+(cd tools && cargo test --quiet 2>&1) > "$OUT/cargo-test.log"; rc=$?
+read -r cp cf < <(awk '/^test result:/ { p += $4; f += $6 } END { print p + 0, f + 0 }' "$OUT/cargo-test.log")
+passed=$((passed + cp)); failed=$((failed + cf))
+echo "cargo test: $cp passed, $cf failed"
+[ $rc != 0 ] && [ "$cf" = 0 ] && fail "cargo test (exit $rc, see $OUT/cargo-test.log)"
+
+# guest SUITE TOPO [ARGS]: a KTAP suite in the guest; its results count one by
+# one, and the run itself (exit status, kernel log) counts as one more.
+guest() {
+  local suite=$1 topo=$2; shift 2
+  local name="$suite-$topo" log="$OUT/$suite-$topo.log" rc
+  scripts/run-guest.sh --topo "$topo" --timeout 900 --log "$log" "tools/testing/zcnet/$suite.sh" "$@" 2>"$OUT/$name.runner"; rc=$?
+  local logs=("$log")
+  [ "$topo" = twoguests ] && logs=("$log.a" "$log.b")
+  for l in "${logs[@]}"; do
+    local p f s
+    p=$(tr -d '\r' < "$l" | grep -aEc '^ok [0-9]+ ' ); s=$(tr -d '\r' < "$l" | grep -aEc '^ok [0-9]+ .*# SKIP')
+    f=$(tr -d '\r' < "$l" | grep -aEc '^not ok [0-9]+ ')
+    tr -d '\r' < "$l" | grep -aE '^not ok [0-9]+ ' | sed "s/^/FAIL $name: /"
+    passed=$((passed + p - s)); skipped=$((skipped + s)); failed=$((failed + f))
+  done
+  if [ $rc = 0 ]; then pass "$name: guest run clean"; else fail "$name: guest run (status $rc): $(tail -n 5 "$OUT/$name.runner" | tr '\n' ' ')"; fi
+}
+
+guest modules veth
+guest network veth
+guest network virtio2
+guest network twoguests
+
+# The splat detector must fail a run whose guest printed a WARNING.
+scripts/run-guest.sh --timeout 300 --log "$OUT/splat.log" tools/testing/zcnet/splat.sh 2>"$OUT/splat.runner"; rc=$?
+if [ $rc = 1 ] && grep -q "kernel report" "$OUT/splat.runner" && grep -q "WARNING:" "$OUT/splat.runner"; then
+  pass "splat detector fails a run with a kernel WARNING"
+else
+  fail "splat detector (status $rc, wanted 1 with the WARNING named; see $OUT/splat.runner)"
+fi
+finish

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Boots the zcnet test kernel in QEMU and runs a script in the guest.
+#
+#   run-guest.sh [options] SCRIPT [ARGS...]
+#     --topo T      veth (default) | virtio2 | twoguests | none
+#     --kvm         use KVM instead of TCG (fails if /dev/kvm cannot run it)
+#     --cpus N      vCPUs per guest (default 2)
+#     --mem M       memory per guest in MiB (default 2048)
+#     --timeout S   wall-clock bound of the whole run (default 600)
+#     --log FILE    guest console log (default out/guest-<script>.log; with
+#                   twoguests FILE.a and FILE.b)
+#     --kdir DIR    kernel build tree (default: the cached build of ZCNET_FLAVOUR)
+#     -v            also stream the console to the terminal
+#
+# The guest sees the host's root file system read-only (so every host tool and
+# this checkout are there), the kernel's modules, and writable tmpfs on /tmp,
+# /run, /root. The script runs from the top of the checkout as root, after the
+# topology is up (scripts/topology.sh). In twoguests the script runs in both
+# guests with ZCNET_ROLE=a or b.
+#
+# Exit status: the script's, or 1 when the guest log shows a kernel report
+# (Oops, BUG, WARNING, KASAN, lockdep, hung task, soft lockup, ...: see
+# SPLAT_RE in scripts/lib.sh), 124 on timeout, 125 when the guest died
+# without reporting a status.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+topo=veth accel=tcg cpus=2 mem=2048 timeout=600 log= kdir= verbose=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --topo) topo=$2; shift 2 ;;
+    --kvm) accel=kvm; shift ;;
+    --cpus) cpus=$2; shift 2 ;;
+    --mem) mem=$2; shift 2 ;;
+    --timeout) timeout=$2; shift 2 ;;
+    --log) log=$2; shift 2 ;;
+    --kdir) kdir=$2; shift 2 ;;
+    -v) verbose=1; shift ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    --) shift; break ;;
+    -*) die "run-guest: unknown option $1" ;;
+    *) break ;;
+  esac
+done
+[ $# -ge 1 ] || die "usage: run-guest.sh [options] SCRIPT [ARGS...]"
+script=$(realpath "$1"); shift
+[ -f "$script" ] || die "run-guest: no script $script"
+case "$topo" in veth|virtio2|twoguests|none) ;; *) die "run-guest: unknown topology $topo" ;; esac
+if [ -z "$kdir" ]; then
+  kdir=$(kernel_build_dir)
+  [ -f "$kdir/.zcnet-complete" ] || die "run-guest: no cached kernel for flavour $ZCNET_FLAVOUR; run 'make kernel'"
+fi
+bz="$kdir/arch/x86/boot/bzImage"
+[ -f "$bz" ] || die "run-guest: no $bz"
+krel=$(cat "$kdir/include/config/kernel.release")
+[ -n "$log" ] || { mkdir -p "$ZCNET_ROOT/out"; log="$ZCNET_ROOT/out/guest-$(basename "$script" .sh).log"; }
+mkdir -p "$(dirname "$log")"
+log=$(realpath "$log")
+
+accel_opt="-accel tcg,thread=multi"
+if [ "$accel" = kvm ]; then
+  [ -w /dev/kvm ] || die "run-guest: --kvm asked for but /dev/kvm is not usable"
+  accel_opt="-accel kvm -cpu host"
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/zcnet-run.XXXXXX")
+pids=()
+cleanup() {
+  for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+# UDP ports for the socket netdevs, on 127.0.0.1 only.
+base=$(( 20000 + ($$ % 10000) * 4 ))
+
+# start_guest ROLE LOG NETOPTS...: boots one guest in the background.
+start_guest() {
+  local role=$1 glog=$2; shift 2
+  local out="$work/$role"
+  mkdir -p "$out"
+  {
+    printf 'ZCNET_ROOT=%q\nZCNET_TOPO=%q\nZCNET_ROLE=%q\nZCNET_MODROOT=%q\nZCNET_KREL=%q\nZCNET_SCRIPT=%q\n' \
+      "$ZCNET_ROOT" "$topo" "$role" "$kdir/mod-root" "$krel" "$script"
+    printf 'ZCNET_ARGS=('; printf '%q ' "${ARGS[@]+"${ARGS[@]}"}"; printf ')\n'
+  } > "$out/env"
+  : > "$glog"
+  qemu-system-x86_64 $accel_opt -smp "$cpus" -m "$mem" \
+    -display none -monitor none -no-reboot -serial "file:$glog" \
+    -kernel "$bz" \
+    -append "console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144 ro init=$ZCNET_ROOT/scripts/guest-init.sh panic=-1 loglevel=6 hung_task_panic=0 zcnet.role=$role" \
+    -fsdev "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap" \
+    -device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
+    -fsdev "local,id=out,path=$out,security_model=none" \
+    -device virtio-9p-pci,fsdev=out,mount_tag=zcout \
+    "$@" </dev/null >"$out/qemu.out" 2>&1 &
+  pids+=($!)
+}
+
+ARGS=("$@")
+logs=()
+case "$topo" in
+  veth|none)
+    start_guest a "$log"; logs+=("$log") ;;
+  virtio2)
+    start_guest a "$log" \
+      -netdev "socket,id=n1,udp=127.0.0.1:$((base+1)),localaddr=127.0.0.1:$base" \
+      -device "virtio-net-pci,netdev=n1,mac=52:54:00:18:00:01" \
+      -netdev "socket,id=n2,udp=127.0.0.1:$base,localaddr=127.0.0.1:$((base+1))" \
+      -device "virtio-net-pci,netdev=n2,mac=52:54:00:18:00:02"
+    logs+=("$log") ;;
+  twoguests)
+    start_guest a "$log.a" \
+      -netdev "socket,id=n1,udp=127.0.0.1:$((base+1)),localaddr=127.0.0.1:$base" \
+      -device "virtio-net-pci,netdev=n1,mac=52:54:00:18:00:01"
+    start_guest b "$log.b" \
+      -netdev "socket,id=n2,udp=127.0.0.1:$base,localaddr=127.0.0.1:$((base+1))" \
+      -device "virtio-net-pci,netdev=n2,mac=52:54:00:18:00:02"
+    logs+=("$log.a" "$log.b") ;;
+esac
+
+tailpid=
+if [ $verbose = 1 ]; then tail -n +1 -F "${logs[@]}" 2>/dev/null & tailpid=$!; fi
+
+# Wait for every guest, within the time bound.
+deadline=$(( $(date +%s) + timeout ))
+timed_out=0
+for p in "${pids[@]}"; do
+  while kill -0 "$p" 2>/dev/null; do
+    if [ "$(date +%s)" -ge $deadline ]; then timed_out=1; break 2; fi
+    sleep 0.5
+  done
+done
+[ -n "$tailpid" ] && { sleep 0.2; kill "$tailpid" 2>/dev/null || true; }
+
+status=0
+if [ $timed_out = 1 ]; then
+  log "run-guest: $(basename "$script") passed its time bound of ${timeout}s"
+  status=124
+fi
+i=0
+for role in $( [ "$topo" = twoguests ] && echo a b || echo a ); do
+  glog=${logs[$i]}; i=$((i + 1))
+  [ -f "$work/$role/dmesg" ] && cp "$work/$role/dmesg" "$glog.dmesg"
+  if splats=$( { scan_splats "$glog"; [ -f "$glog.dmesg" ] && scan_splats "$glog.dmesg"; } | sort -u); [ -n "$splats" ]; then
+    log "run-guest: kernel report in $glog:"
+    printf '%s\n' "$splats" | head -n 20 >&2
+    [ $status = 0 ] && status=1
+  fi
+  if [ -f "$work/$role/rc" ]; then
+    rc=$(cat "$work/$role/rc")
+    [ "$rc" != 0 ] && [ $status = 0 ] && status=$rc
+  else
+    [ $timed_out = 0 ] && log "run-guest: guest $role stopped without an exit status (see $glog, $work/$role/qemu.out: $(head -c 300 "$work/$role/qemu.out" 2>/dev/null))"
+    [ $status = 0 ] && status=125
+  fi
+done
+exit $status

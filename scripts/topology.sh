@@ -1,0 +1,57 @@
+# Network topologies of the test guests (sourced by guest-init.sh and tests).
+#
+# Every topology gives two namespaces, `a` and `b`, with one interface each:
+# `va` (198.18.0.1/24, fd00:18::1/64) in `a` and `vb` (198.18.0.2/24,
+# fd00:18::2/64) in `b`. 198.18.0.0/15 is the benchmarking range of RFC 2544:
+# the addresses exist only inside the guest.
+#   veth      one guest, a veth pair va <-> vb (the default, fast)
+#   virtio2   one guest, two virtio-net NICs joined through a QEMU socket netdev
+#   twoguests two guests; guest `a` has namespace a with va, guest `b` has b with vb
+ZC_NS_A=a ZC_NS_B=b ZC_IF_A=va ZC_IF_B=vb
+ZC_IP_A=198.18.0.1 ZC_IP_B=198.18.0.2 ZC_IP6_A=fd00:18::1 ZC_IP6_B=fd00:18::2
+ZC_MAC_A=52:54:00:18:00:01 ZC_MAC_B=52:54:00:18:00:02
+export ZC_NS_A ZC_NS_B ZC_IF_A ZC_IF_B ZC_IP_A ZC_IP_B ZC_IP6_A ZC_IP6_B ZC_MAC_A ZC_MAC_B
+
+# The name of the interface with MAC $1 in the root namespace.
+ifname_by_mac() {
+  local d
+  for d in /sys/class/net/*; do
+    [ "$(cat "$d/address" 2>/dev/null)" = "$1" ] && { basename "$d"; return 0; }
+  done
+  return 1
+}
+
+# ns_setup NS IF IP IP6: bring the interface (already in NS) up with addresses.
+ns_setup() {
+  ip -n "$1" link set lo up &&
+  ip -n "$1" link set "$2" up &&
+  ip -n "$1" addr add "$3/24" dev "$2" &&
+  ip -n "$1" addr add "$4/64" dev "$2" nodad
+}
+
+# move_nic MAC NS NAME: move a NIC into NS under NAME.
+move_nic() {
+  local dev
+  dev=$(ifname_by_mac "$1") || { echo "topology: no NIC with MAC $1"; return 1; }
+  ip netns add "$2" && ip link set "$dev" netns "$2" && ip -n "$2" link set "$dev" name "$3"
+}
+
+topology_up() {
+  case "$ZCNET_TOPO" in
+    veth)
+      ip netns add a && ip netns add b &&
+      ip link add va netns a type veth peer name vb netns b &&
+      ns_setup a va "$ZC_IP_A" "$ZC_IP6_A" && ns_setup b vb "$ZC_IP_B" "$ZC_IP6_B" ;;
+    virtio2)
+      move_nic "$ZC_MAC_A" a va && move_nic "$ZC_MAC_B" b vb &&
+      ns_setup a va "$ZC_IP_A" "$ZC_IP6_A" && ns_setup b vb "$ZC_IP_B" "$ZC_IP6_B" ;;
+    twoguests)
+      if [ "$ZCNET_ROLE" = a ]; then
+        move_nic "$ZC_MAC_A" a va && ns_setup a va "$ZC_IP_A" "$ZC_IP6_A"
+      else
+        move_nic "$ZC_MAC_B" b vb && ns_setup b vb "$ZC_IP_B" "$ZC_IP6_B"
+      fi ;;
+    none) true ;;
+    *) echo "topology: unknown topology '$ZCNET_TOPO'"; return 1 ;;
+  esac
+}

@@ -1,0 +1,42 @@
+# KTAP output helpers for zcnet's in-guest suites (sourced).
+#   t_ok NAME | t_fail NAME REASON | t_skip NAME REASON
+#   t_run NAME CMD...        ok when CMD exits 0 (its output is shown as diagnostics)
+#   t_done                   prints the plan and exits 1 if anything failed
+KTAP_N=0 KTAP_FAILED=0
+echo "KTAP version 1"
+_ktap_diag() { sed 's/^/# /'; }
+t_ok() { KTAP_N=$((KTAP_N + 1)); echo "ok $KTAP_N $1"; }
+t_fail() { KTAP_N=$((KTAP_N + 1)); KTAP_FAILED=$((KTAP_FAILED + 1)); echo "not ok $KTAP_N $1${2:+ # $2}"; }
+t_skip() { KTAP_N=$((KTAP_N + 1)); echo "ok $KTAP_N $1 # SKIP ${2:-}"; }
+t_run() {
+  local name=$1 out rc; shift
+  out=$("$@" 2>&1); rc=$?
+  [ -n "$out" ] && printf '%s\n' "$out" | tail -n 20 | _ktap_diag
+  if [ $rc = 0 ]; then t_ok "$name"; else t_fail "$name" "exit $rc"; fi
+}
+# t_expect NAME WANT GOT: ok when the two strings are equal.
+t_expect() {
+  if [ "$2" = "$3" ]; then t_ok "$1"; else t_fail "$1" "wanted '$2', got '$3'"; fi
+}
+t_done() {
+  echo "1..$KTAP_N"
+  echo "# $((KTAP_N - KTAP_FAILED)) passed, $KTAP_FAILED failed"
+  [ $KTAP_FAILED = 0 ]
+}
+# ko NAME: path of a zcnet module built in this checkout.
+ko() {
+  case "$1" in
+    zcfrag) echo "$ZCNET_ROOT/drivers/net/zcfrag/zcfrag.ko" ;;
+    zcsock) echo "$ZCNET_ROOT/net/zcsock/zcsock.ko" ;;
+    zcddp) echo "$ZCNET_ROOT/net/ddp/zcddp.ko" ;;
+    *) echo "$ZCNET_ROOT/tools/testing/zcnet/modules/$1.ko" ;;
+  esac
+}
+# counter MODULE NAME: a counter's value from debugfs.
+counter() { awk -v n="$2" '$1 == n { print $2 }' "/sys/kernel/debug/$1/counters"; }
+# seeded_bytes SEED COUNT: COUNT deterministic pseudo-random bytes on stdout.
+seeded_bytes() {
+  python3 -c 'import random,sys; r=random.Random(int(sys.argv[1])); n=int(sys.argv[2])
+while n > 0:
+    k = min(n, 1 << 20); sys.stdout.buffer.write(r.randbytes(k)); n -= k' "$1" "$2"
+}
