@@ -47,7 +47,8 @@ while IFS= read -r line; do
   case "$line" in ''|'#'*) continue ;; esac
   opt=${line%%=*} val=${line#*=}
   if [ "$val" = n ]; then
-    grep -q "^# $opt is not set" "$B/.config" || grep -q "^$opt=n" "$B/.config" || { log "kernel: $opt is set, wanted n"; bad=1; }
+    # Unset, or absent because what it depends on is off.
+    ! grep -qE "^$opt=[ym]" "$B/.config" || { log "kernel: $opt is set, wanted n"; bad=1; }
   else
     grep -qx "$opt=$val" "$B/.config" || { log "kernel: wanted $opt=$val, got: $(grep "^$opt=\|^# $opt " "$B/.config" || echo unset)"; bad=1; }
   fi

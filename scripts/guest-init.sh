@@ -23,7 +23,9 @@ exec </dev/null >/dev/console 2>&1
 
 # shellcheck source=/dev/null
 . /run/zcnet/out/env
-export ZCNET_ROOT ZCNET_TOPO ZCNET_ROLE ZCNET_MODROOT ZCNET_KREL
+export ZCNET_ROOT ZCNET_TOPO ZCNET_ROLE ZCNET_MODROOT ZCNET_KREL ZCNET_ACCEL ZCNET_FLAVOUR
+export ZCNET_ARTIFACTS=/run/zcnet/out/artifacts
+mkdir -p "$ZCNET_ARTIFACTS"
 export HOME=/root TERM=dumb LC_ALL=C
 hostname "zcnet-$ZCNET_ROLE"
 ip link set lo up

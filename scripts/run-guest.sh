@@ -18,6 +18,7 @@
 # topology is up (scripts/topology.sh). In twoguests the script runs in both
 # guests with ZCNET_ROLE=a or b.
 #
+# Files the script writes to $ZCNET_ARTIFACTS are copied to LOG.artifacts/.
 # Exit status: the script's, or 1 when the guest log shows a kernel report
 # (Oops, BUG, WARNING, KASAN, lockdep, hung task, soft lockup, ...: see
 # SPLAT_RE in scripts/lib.sh), 124 on timeout, 125 when the guest died
@@ -36,7 +37,7 @@ while [ $# -gt 0 ]; do
     --log) log=$2; shift 2 ;;
     --kdir) kdir=$2; shift 2 ;;
     -v) verbose=1; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     --) shift; break ;;
     -*) die "run-guest: unknown option $1" ;;
     *) break ;;
@@ -77,11 +78,16 @@ base=$(( 20000 + ($$ % 10000) * 4 ))
 # start_guest ROLE LOG NETOPTS...: boots one guest in the background.
 start_guest() {
   local role=$1 glog=$2; shift 2
-  local out="$work/$role"
+  local out="$work/$role" gscript=$script
   mkdir -p "$out"
+  # The guest mounts tmpfs over these: a script there travels in the run directory.
+  case "$script" in
+    /tmp/*|/run/*|/root/*|/var/tmp/*|/dev/*|/proc/*|/sys/*)
+      cp "$script" "$out/script"; gscript=/run/zcnet/out/script ;;
+  esac
   {
-    printf 'ZCNET_ROOT=%q\nZCNET_TOPO=%q\nZCNET_ROLE=%q\nZCNET_MODROOT=%q\nZCNET_KREL=%q\nZCNET_SCRIPT=%q\n' \
-      "$ZCNET_ROOT" "$topo" "$role" "$kdir/mod-root" "$krel" "$script"
+    printf 'ZCNET_ROOT=%q\nZCNET_TOPO=%q\nZCNET_ROLE=%q\nZCNET_MODROOT=%q\nZCNET_KREL=%q\nZCNET_SCRIPT=%q\nZCNET_ACCEL=%q\nZCNET_FLAVOUR=%q\n' \
+      "$ZCNET_ROOT" "$topo" "$role" "$kdir/mod-root" "$krel" "$gscript" "$accel" "$ZCNET_FLAVOUR"
     printf 'ZCNET_ARGS=('; printf '%q ' "${ARGS[@]+"${ARGS[@]}"}"; printf ')\n'
   } > "$out/env"
   : > "$glog"
@@ -142,6 +148,9 @@ i=0
 for role in $( [ "$topo" = twoguests ] && echo a b || echo a ); do
   glog=${logs[$i]}; i=$((i + 1))
   [ -f "$work/$role/dmesg" ] && cp "$work/$role/dmesg" "$glog.dmesg"
+  if [ -d "$work/$role/artifacts" ]; then
+    rm -rf "$glog.artifacts" && cp -r "$work/$role/artifacts" "$glog.artifacts"
+  fi
   if splats=$( { scan_splats "$glog"; [ -f "$glog.dmesg" ] && scan_splats "$glog.dmesg"; } | sort -u); [ -n "$splats" ]; then
     log "run-guest: kernel report in $glog:"
     printf '%s\n' "$splats" | head -n 20 >&2

@@ -11,7 +11,7 @@ t_skip() { KTAP_N=$((KTAP_N + 1)); echo "ok $KTAP_N $1 # SKIP ${2:-}"; }
 t_run() {
   local name=$1 out rc; shift
   out=$("$@" 2>&1); rc=$?
-  [ -n "$out" ] && printf '%s\n' "$out" | tail -n 20 | _ktap_diag
+  [ $rc != 0 ] && [ -n "$out" ] && printf '%s\n' "$out" | tail -n 20 | _ktap_diag
   if [ $rc = 0 ]; then t_ok "$name"; else t_fail "$name" "exit $rc"; fi
 }
 # t_expect NAME WANT GOT: ok when the two strings are equal.
