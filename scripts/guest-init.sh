@@ -26,6 +26,11 @@ exec </dev/null >/dev/console 2>&1
 export ZCNET_ROOT ZCNET_TOPO ZCNET_ROLE ZCNET_MODROOT ZCNET_KREL ZCNET_ACCEL ZCNET_FLAVOUR
 export ZCNET_ARTIFACTS=/run/zcnet/out/artifacts
 mkdir -p "$ZCNET_ARTIFACTS"
+# The checkout and the test kernel's modules, wherever they live on the host
+# (the tmpfs mounts above may hide their host paths).
+mkdir -p "$ZCNET_ROOT" "$ZCNET_MODROOT" 2>/dev/null
+mount -t 9p -o trans=virtio,version=9p2000.L,ro zcroot "$ZCNET_ROOT" || echo "zcnet-init: cannot mount the checkout at $ZCNET_ROOT"
+mount -t 9p -o trans=virtio,version=9p2000.L,ro zcmods "$ZCNET_MODROOT" || echo "zcnet-init: cannot mount the modules"
 export HOME=/root TERM=dumb LC_ALL=C
 hostname "zcnet-$ZCNET_ROLE"
 ip link set lo up
@@ -50,6 +55,12 @@ else
   rc=125
 fi
 echo "zcnet-init: script exited with $rc"
+# With kmemleak (the debug flavour): scan twice (a leak must survive two scans
+# to be reported); kmemleak then logs "N new suspected memory leaks".
+if [ -w /sys/kernel/debug/kmemleak ]; then
+  echo scan > /sys/kernel/debug/kmemleak; echo scan > /sys/kernel/debug/kmemleak
+  head -n 60 /sys/kernel/debug/kmemleak
+fi
 # The whole kernel log, whatever the console log level let through.
 dmesg > /run/zcnet/out/dmesg 2>/dev/null
 echo "$rc" > /run/zcnet/out/rc

@@ -12,9 +12,10 @@
 #     --kdir DIR    kernel build tree (default: the cached build of ZCNET_FLAVOUR)
 #     -v            also stream the console to the terminal
 #
-# The guest sees the host's root file system read-only (so every host tool and
-# this checkout are there), the kernel's modules, and writable tmpfs on /tmp,
-# /run, /root. The script runs from the top of the checkout as root, after the
+# The guest sees the host's root file system read-only (so every host tool is
+# there), this checkout at its own path and the kernel's modules (both shared
+# read-only, wherever they are on the host), and writable tmpfs on /tmp, /run,
+# /root, /var/tmp. The script runs from the top of the checkout as root, after the
 # topology is up (scripts/topology.sh). In twoguests the script runs in both
 # guests with ZCNET_ROLE=a or b.
 #
@@ -80,14 +81,16 @@ start_guest() {
   local role=$1 glog=$2; shift 2
   local out="$work/$role" gscript=$script
   mkdir -p "$out"
-  # The guest mounts tmpfs over these: a script there travels in the run directory.
+  # The checkout is mounted at its own path in the guest; a script elsewhere
+  # under a directory the guest mounts tmpfs over travels in the run directory.
   case "$script" in
+    "$ZCNET_ROOT"/*) ;;
     /tmp/*|/run/*|/root/*|/var/tmp/*|/dev/*|/proc/*|/sys/*)
       cp "$script" "$out/script"; gscript=/run/zcnet/out/script ;;
   esac
   {
     printf 'ZCNET_ROOT=%q\nZCNET_TOPO=%q\nZCNET_ROLE=%q\nZCNET_MODROOT=%q\nZCNET_KREL=%q\nZCNET_SCRIPT=%q\nZCNET_ACCEL=%q\nZCNET_FLAVOUR=%q\n' \
-      "$ZCNET_ROOT" "$topo" "$role" "$kdir/mod-root" "$krel" "$gscript" "$accel" "$ZCNET_FLAVOUR"
+      "$ZCNET_ROOT" "$topo" "$role" /run/zcnet/modules "$krel" "$gscript" "$accel" "$ZCNET_FLAVOUR"
     printf 'ZCNET_ARGS=('; printf '%q ' "${ARGS[@]+"${ARGS[@]}"}"; printf ')\n'
   } > "$out/env"
   : > "$glog"
@@ -99,6 +102,10 @@ start_guest() {
     -device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
     -fsdev "local,id=out,path=$out,security_model=none" \
     -device virtio-9p-pci,fsdev=out,mount_tag=zcout \
+    -fsdev "local,id=zcroot,path=$ZCNET_ROOT,security_model=none,readonly=on" \
+    -device virtio-9p-pci,fsdev=zcroot,mount_tag=zcroot \
+    -fsdev "local,id=zcmods,path=$kdir/mod-root,security_model=none,readonly=on" \
+    -device virtio-9p-pci,fsdev=zcmods,mount_tag=zcmods \
     "$@" </dev/null >"$out/qemu.out" 2>&1 &
   pids+=($!)
 }

@@ -24,6 +24,16 @@ if [ $role = both ]; then
   t_expect "bytes arrive intact (sha256)" "$want" "$(cut -d' ' -f1 /tmp/rx-sum)"
   ip netns exec b iperf3 -s -1 -D -I /tmp/iperf3.pid >/dev/null 2>&1
   t_run "iperf3 a -> b" ip netns exec a iperf3 -c "$ZC_IP_B" -n 4M --connect-timeout 10000
+  # soft-iWARP, the in-kernel iWARP peer zcddp will talk to: the test kernel's
+  # own modules load through modprobe, and rping moves data over it.
+  t_run "modprobe siw rdma_ucm" modprobe -a siw rdma_ucm
+  t_run "rdma link add siw on va and vb" sh -c 'ip netns exec a rdma link add siwa type siw netdev va && ip netns exec b rdma link add siwb type siw netdev vb'
+  ip netns exec b rping -s -a "$ZC_IP_B" -C 3 >/tmp/rping-s.log 2>&1 &
+  rs=$!
+  # rping has no retry of its own: poll (bounded) until the server listens.
+  for _ in $(seq 100); do ip netns exec a rping -c -a "$ZC_IP_B" -C 3 -v >/tmp/rping-c.log 2>&1 && break; done
+  wait $rs
+  t_expect "rping over soft-iWARP: 3 verified exchanges" 3 "$(grep -c 'ping data' /tmp/rping-c.log)"
 elif [ $role = a ]; then
   seeded_bytes $SEED "$SIZE" > /tmp/tx
   t_run "send $SIZE bytes to guest b" ip netns exec a socat -u OPEN:/tmp/tx "TCP:$ZC_IP_B:7000,retry=600,interval=0.1"
