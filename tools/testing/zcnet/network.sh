@@ -31,7 +31,7 @@ if [ $role = both ]; then
   ip netns exec b rping -s -a "$ZC_IP_B" -C 3 >/tmp/rping-s.log 2>&1 &
   rs=$!
   # rping has no retry of its own: poll (bounded) until the server listens.
-  for _ in $(seq 100); do ip netns exec a rping -c -a "$ZC_IP_B" -C 3 -v >/tmp/rping-c.log 2>&1 && break; done
+  for _ in $(seq 100); do ip netns exec a rping -c -a "$ZC_IP_B" -C 3 -v >/tmp/rping-c.log 2>&1 && break; sleep 0.1; done
   wait $rs
   t_expect "rping over soft-iWARP: 3 verified exchanges" 3 "$(grep -c 'ping data' /tmp/rping-c.log)"
 elif [ $role = a ]; then
