@@ -84,6 +84,8 @@ guest modules veth
 guest network veth
 guest network virtio2
 guest network twoguests
+guest zcfrag veth
+guest zcfrag virtio2
 
 # The splat detector must fail a run whose guest printed a WARNING.
 scripts/run-guest.sh --timeout 300 --log "$OUT/splat.log" tools/testing/zcnet/splat.sh 2>"$OUT/splat.runner"; rc=$?

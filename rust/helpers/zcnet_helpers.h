@@ -18,3 +18,70 @@ struct module *zcnet_helper_this_module(void);
 const char *zcnet_helper_kernel_release(void);
 
 #endif
+
+struct net_device;
+struct sk_buff;
+struct rtnl_newlink_params;
+struct net;
+
+/* netdev_priv(dev) */
+void *zcnet_helper_netdev_priv(const struct net_device *dev);
+/* The lower device index of `ip link add ... link DEV` (0 when absent). */
+u32 zcnet_helper_newlink_link(const struct rtnl_newlink_params *params);
+/* rtnl_newlink_link_net(params) */
+struct net *zcnet_helper_newlink_link_net(struct rtnl_newlink_params *params);
+/* tb[IFLA_MTU] when given, else 0. */
+u32 zcnet_helper_newlink_mtu(const struct rtnl_newlink_params *params);
+/* netdev_is_rx_handler_busy(dev), under RTNL. */
+bool zcnet_helper_rx_handler_busy(struct net_device *dev);
+/* The rx_handler_data of dev when its rx_handler is `handler`, else NULL (RTNL). */
+void *zcnet_helper_rx_handler_data_if(struct net_device *dev, void *handler);
+/* rcu_dereference(dev->rx_handler_data), in the rx handler. */
+void *zcnet_helper_rx_handler_data(const struct net_device *dev);
+/* eth_hw_addr_set(dev, from->dev_addr) */
+void zcnet_helper_copy_hw_addr(struct net_device *dev, const struct net_device *from);
+/* netdev_notifier_info_to_dev(ptr) */
+struct net_device *zcnet_helper_notifier_dev(void *ptr);
+/* skb_share_check(skb, GFP_ATOMIC): NULL when the clone failed (skb freed). */
+struct sk_buff *zcnet_helper_skb_share_check(struct sk_buff *skb);
+/* consume_skb(skb): freed after use, not dropped. */
+void zcnet_helper_consume_skb(struct sk_buff *skb);
+/* kfree_skb(skb): a drop. */
+void zcnet_helper_kfree_skb(struct sk_buff *skb);
+/* skb->pkt_type == PACKET_LOOPBACK */
+bool zcnet_helper_skb_is_loopback(const struct sk_buff *skb);
+/*
+ * Sets a stacked software device up: Ethernet, no queue, lockless TX, freed by
+ * the core after priv_destructor, the given ops, MTU range 68..65521.
+ */
+struct net_device_ops;
+struct ethtool_ops;
+void zcnet_helper_stacked_setup(struct net_device *dev, const struct net_device_ops *ops,
+				const struct ethtool_ops *eops,
+				void (*destructor)(struct net_device *dev));
+
+/* Field accessors (struct layouts depend on the kernel configuration). */
+unsigned int zcnet_helper_dev_mtu(const struct net_device *dev);
+void zcnet_helper_dev_set_mtu(struct net_device *dev, unsigned int mtu);
+int zcnet_helper_dev_ifindex(const struct net_device *dev);
+bool zcnet_helper_dev_is_ether(const struct net_device *dev);
+bool zcnet_helper_dev_is_up(const struct net_device *dev);
+unsigned int zcnet_helper_skb_len(const struct sk_buff *skb);
+unsigned char *zcnet_helper_skb_data(const struct sk_buff *skb);
+unsigned int zcnet_helper_skb_tailroom(const struct sk_buff *skb);
+u16 zcnet_helper_skb_protocol(const struct sk_buff *skb);
+void zcnet_helper_skb_set_protocol(struct sk_buff *skb, u16 proto_be);
+struct net_device *zcnet_helper_skb_dev(const struct sk_buff *skb);
+void zcnet_helper_skb_set_dev(struct sk_buff *skb, struct net_device *dev);
+/* alloc_skb(headroom + len, GFP_ATOMIC) with skb_reserve(headroom); NULL on failure. */
+struct sk_buff *zcnet_helper_alloc_skb(unsigned int headroom, unsigned int len);
+/* skb_headlen(skb) */
+unsigned int zcnet_helper_skb_headlen(const struct sk_buff *skb);
+/* pskb_may_pull(skb, len) */
+bool zcnet_helper_skb_may_pull(struct sk_buff *skb, unsigned int len);
+/* skb_checksum_help(skb) when skb->ip_summed == CHECKSUM_PARTIAL, else 0. */
+int zcnet_helper_skb_resolve_csum(struct sk_buff *skb);
+/* LL_RESERVED_SPACE(dev) */
+unsigned int zcnet_helper_ll_reserved_space(const struct net_device *dev);
+/* Copies priority, mark and queue mapping of `from` to `to` (fragments of one packet). */
+void zcnet_helper_skb_copy_meta(struct sk_buff *to, const struct sk_buff *from);

@@ -117,12 +117,13 @@ impl Header {
     }
 }
 
-/// Rewrites the total length and fragment fields of the header in `hdr` (its
-/// options are left as they are) and recomputes its checksum.
+/// Rewrites the total length, identification and fragment fields of the header
+/// in `hdr` (its options are left as they are), clears DF, and recomputes the
+/// header checksum.
 ///
 /// `hdr` must hold a whole header (its IHL says how long); returns `false`
 /// without touching it otherwise, or when the values do not fit the fields.
-pub fn rewrite(hdr: &mut [u8], total_len: usize, frag_offset: usize, mf: bool) -> bool {
+pub fn rewrite(hdr: &mut [u8], total_len: usize, id: u16, frag_offset: usize, mf: bool) -> bool {
     if hdr.len() < MIN_HEADER_LEN {
         return false;
     }
@@ -137,6 +138,7 @@ pub fn rewrite(hdr: &mut [u8], total_len: usize, frag_offset: usize, mf: bool) -
         return false;
     }
     hdr[2..4].copy_from_slice(&(total_len as u16).to_be_bytes());
+    hdr[4..6].copy_from_slice(&id.to_be_bytes());
     let mut frag = (frag_offset / FRAG_UNIT) as u16;
     if mf {
         frag |= FLAG_MF;
@@ -277,15 +279,15 @@ mod tests {
     #[test]
     fn rewrite_sets_fields_and_checksum() {
         let mut h = header(4148, 9, FLAG_DF);
-        assert!(rewrite(&mut h, 1500, 1480, true));
+        assert!(rewrite(&mut h, 1500, 77, 1480, true));
         let p = Header::parse(&h).unwrap();
         assert_eq!(
-            (p.total_len, p.frag_offset, p.mf, p.df),
-            (1500, 1480, true, false)
+            (p.total_len, p.frag_offset, p.mf, p.df, p.id),
+            (1500, 1480, true, false, 77)
         );
-        assert!(!rewrite(&mut h, 1500, 3, true));
-        assert!(!rewrite(&mut h, 70000, 0, false));
-        assert!(!rewrite(&mut h[..10], 100, 0, false));
+        assert!(!rewrite(&mut h, 1500, 1, 3, true));
+        assert!(!rewrite(&mut h, 70000, 1, 0, false));
+        assert!(!rewrite(&mut h[..10], 100, 1, 0, false));
     }
 
     #[test]

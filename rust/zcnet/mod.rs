@@ -19,5 +19,7 @@ pub mod counters;
 pub mod errno;
 pub mod ext;
 pub mod helpers;
+pub mod netdev;
 pub mod rtnl;
+pub mod stacked;
 pub mod ulp;

@@ -2,30 +2,17 @@
 
 //! rtnetlink link kinds: what `ip link add NAME type KIND` creates.
 //!
+//! This is the low level: a kind fills an `rtnl_link_ops` table with its
+//! callbacks ([`LinkOps`]). Drivers use a higher-level abstraction built on
+//! it, such as [`super::stacked`].
+//!
 //! C header: [`include/net/rtnetlink.h`](srctree/include/net/rtnetlink.h)
 
 use super::ext;
 use core::marker::PhantomData;
-use kernel::{bindings, error::from_result, error::to_result, ffi, prelude::*, types::Opaque};
+use kernel::{bindings, error::to_result, prelude::*, types::Opaque};
 
-/// A network device being created by rtnetlink.
-///
-/// # Invariants
-///
-/// The wrapped `struct net_device` is allocated and not yet registered; the
-/// RTNL lock is held.
-#[repr(transparent)]
-pub struct NewDevice(Opaque<bindings::net_device>);
-
-impl NewDevice {
-    /// The raw device pointer, for the other abstractions of this layer.
-    #[allow(dead_code)]
-    pub(crate) fn as_raw(&self) -> *mut bindings::net_device {
-        self.0.get()
-    }
-}
-
-/// Where a `newlink` explains a refusal to the user (`ip` prints it as
+/// Where a callback explains a refusal to the user (`ip` prints it as
 /// `Error: ...`).
 ///
 /// # Invariants
@@ -34,6 +21,19 @@ impl NewDevice {
 pub struct ExtAck(*mut bindings::netlink_ext_ack);
 
 impl ExtAck {
+    /// # Safety
+    ///
+    /// `ptr` must be null or valid for the lifetime of the returned value.
+    pub(crate) unsafe fn from_raw(ptr: *mut bindings::netlink_ext_ack) -> Self {
+        // INVARIANT: guaranteed by the caller.
+        Self(ptr)
+    }
+
+    /// The raw pointer, to pass on to the kernel.
+    pub(crate) fn as_raw(&self) -> *mut bindings::netlink_ext_ack {
+        self.0
+    }
+
     /// Sets the message returned to the user with the error.
     pub fn set_msg(&mut self, msg: &'static CStr) {
         if !self.0.is_null() {
@@ -44,14 +44,19 @@ impl ExtAck {
     }
 }
 
-/// A link kind.
-pub trait LinkKind: Sync + 'static {
+/// A link kind's callbacks.
+///
+/// # Safety
+///
+/// The callbacks `fill` installs must follow the `rtnl_link_ops` contracts
+/// (`include/net/rtnetlink.h`) for devices of this kind.
+pub unsafe trait LinkOps: Sync + 'static {
     /// The name `ip link add ... type KIND` selects it by.
     const KIND: &'static CStr;
 
-    /// Finishes and registers a new device of this kind; on error the device
-    /// is freed by the caller. `extack` carries a message for the user.
-    fn newlink(dev: &NewDevice, extack: &mut ExtAck) -> Result;
+    /// Installs the callbacks and sizes into a zeroed table (`kind` is set by
+    /// the registration).
+    fn fill(ops: &mut ext::rtnl_link_ops);
 }
 
 /// A registered link kind; unregistered on drop, which also deletes every
@@ -62,34 +67,32 @@ pub trait LinkKind: Sync + 'static {
 /// `ops` holds a `struct rtnl_link_ops` registered with `rtnl_link_register`
 /// until `drop` unregisters it.
 #[pin_data(PinnedDrop)]
-pub struct Registration<T: LinkKind> {
+pub struct Registration<T: LinkOps> {
     #[pin]
     ops: Opaque<ext::rtnl_link_ops>,
     _t: PhantomData<T>,
 }
 
 // SAFETY: `rtnl_link_unregister` may be called from any thread that may sleep.
-unsafe impl<T: LinkKind> Send for Registration<T> {}
+unsafe impl<T: LinkOps> Send for Registration<T> {}
 // SAFETY: `&Registration` offers no method that touches the ops.
-unsafe impl<T: LinkKind> Sync for Registration<T> {}
+unsafe impl<T: LinkOps> Sync for Registration<T> {}
 
-impl<T: LinkKind> Registration<T> {
+impl<T: LinkOps> Registration<T> {
     /// Registers the link kind `T::KIND`.
     pub fn register() -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             ops <- Opaque::try_ffi_init(move |slot: *mut ext::rtnl_link_ops| {
                 // SAFETY: The initializer may write to `slot`; an all-zero
-                // `rtnl_link_ops` is valid (every callback is optional or set below).
+                // `rtnl_link_ops` is valid (every callback is optional).
                 unsafe { core::ptr::write_bytes(slot, 0, 1) };
-                // SAFETY: `slot` is valid for writes and initialised (zeroed) above.
-                unsafe {
-                    (*slot).kind = T::KIND.as_ptr().cast();
-                    (*slot).priv_size = 0;
-                    (*slot).setup = Some(ext::ether_setup);
-                    (*slot).newlink = Some(newlink_callback::<T>);
-                }
+                // SAFETY: `slot` is valid and initialised (zeroed) above.
+                let ops = unsafe { &mut *slot };
+                T::fill(ops);
+                ops.kind = T::KIND.as_ptr().cast();
                 // SAFETY: `slot` holds an initialised ops table in pinned memory that is
-                // unregistered in `drop` before it is freed; `kind` is 'static.
+                // unregistered in `drop` before it is freed; `kind` is 'static, and
+                // the callbacks are sound by `LinkOps`' contract.
                 // INVARIANT: on `Ok`, `slot` is registered.
                 to_result(unsafe { ext::rtnl_link_register(slot) })
             }),
@@ -99,28 +102,10 @@ impl<T: LinkKind> Registration<T> {
 }
 
 #[pinned_drop]
-impl<T: LinkKind> PinnedDrop for Registration<T> {
+impl<T: LinkOps> PinnedDrop for Registration<T> {
     fn drop(self: Pin<&mut Self>) {
         // SAFETY: By the type invariant `ops` is registered; unregistering takes
         // the RTNL lock and deletes the devices of this kind.
         unsafe { ext::rtnl_link_unregister(self.ops.get()) };
     }
-}
-
-/// # Safety
-///
-/// Called by rtnetlink with the RTNL lock held and a freshly allocated device.
-unsafe extern "C" fn newlink_callback<T: LinkKind>(
-    dev: *mut bindings::net_device,
-    _params: *mut ext::rtnl_newlink_params,
-    extack: *mut bindings::netlink_ext_ack,
-) -> ffi::c_int {
-    from_result(|| {
-        // SAFETY: `dev` is valid for the call and `NewDevice` is transparent.
-        let dev = unsafe { &*dev.cast::<NewDevice>() };
-        // INVARIANT: rtnetlink passes a valid ext_ack (or null) for the call.
-        let mut extack = ExtAck(extack);
-        T::newlink(dev, &mut extack)?;
-        Ok(0)
-    })
 }

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Network devices and socket buffers.
+//!
+//! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
+//! [`include/linux/skbuff.h`](srctree/include/linux/skbuff.h)
+
+use super::ext;
+use core::ptr::NonNull;
+use kernel::{bindings, prelude::*, types::Opaque};
+
+/// A network device, borrowed for the duration of a callback.
+///
+/// # Invariants
+///
+/// The wrapped `struct net_device` is registered (or being set up by its
+/// driver) and stays valid while the reference lives.
+#[repr(transparent)]
+pub struct NetDevice(Opaque<bindings::net_device>);
+
+impl NetDevice {
+    /// # Safety
+    ///
+    /// `ptr` must point to a valid `struct net_device` that outlives `'a`.
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::net_device) -> &'a Self {
+        // SAFETY: The caller guarantees validity; `NetDevice` is transparent.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    /// The raw pointer.
+    pub(crate) fn as_raw(&self) -> *mut bindings::net_device {
+        self.0.get()
+    }
+
+    /// The device's MTU.
+    pub fn mtu(&self) -> u32 {
+        // SAFETY: By the type invariant the device is valid.
+        unsafe { ext::zcnet_helper_dev_mtu(self.as_raw()) }
+    }
+
+    /// The interface index.
+    pub fn ifindex(&self) -> i32 {
+        // SAFETY: By the type invariant the device is valid.
+        unsafe { ext::zcnet_helper_dev_ifindex(self.as_raw()) }
+    }
+
+    /// True for an Ethernet device that is not a loopback device.
+    pub fn is_ethernet(&self) -> bool {
+        // SAFETY: By the type invariant the device is valid.
+        unsafe { ext::zcnet_helper_dev_is_ether(self.as_raw()) }
+    }
+
+    /// True while the device is administratively up.
+    pub fn is_up(&self) -> bool {
+        // SAFETY: By the type invariant the device is valid.
+        unsafe { ext::zcnet_helper_dev_is_up(self.as_raw()) }
+    }
+
+    /// Bytes the device wants reserved in front of a frame it transmits.
+    pub fn reserved_headroom(&self) -> u32 {
+        // SAFETY: By the type invariant the device is valid.
+        unsafe { ext::zcnet_helper_ll_reserved_space(self.as_raw()) }
+    }
+}
+
+/// An owned socket buffer: dropped (counted as a drop) unless handed on.
+///
+/// # Invariants
+///
+/// `self.0` is a valid `struct sk_buff` this value owns one reference to.
+pub struct SkBuff(NonNull<bindings::sk_buff>);
+
+// SAFETY: An owned skb may be handed from one context to another.
+unsafe impl Send for SkBuff {}
+
+impl SkBuff {
+    /// Takes ownership of `ptr` (null gives `None`).
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be null or a valid skb whose reference the caller hands over.
+    pub(crate) unsafe fn from_raw(ptr: *mut bindings::sk_buff) -> Option<Self> {
+        NonNull::new(ptr).map(Self)
+    }
+
+    /// Gives up ownership without freeing.
+    pub(crate) fn into_raw(self) -> *mut bindings::sk_buff {
+        let p = self.0.as_ptr();
+        core::mem::forget(self);
+        p
+    }
+
+    fn raw(&self) -> *mut bindings::sk_buff {
+        self.0.as_ptr()
+    }
+
+    /// Allocates an skb with `headroom` bytes reserved in front and room for
+    /// `len` bytes of data (in atomic context). `None` when memory is short.
+    pub fn alloc(headroom: u32, len: u32) -> Option<Self> {
+        // SAFETY: The helper returns a fresh skb or null; we own the result.
+        unsafe { Self::from_raw(ext::zcnet_helper_alloc_skb(headroom, len)) }
+    }
+
+    /// Total length of the data (linear part and page fragments).
+    pub fn len(&self) -> u32 {
+        // SAFETY: By the type invariant the skb is valid.
+        unsafe { ext::zcnet_helper_skb_len(self.raw()) }
+    }
+
+    /// True when the skb carries no data.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The protocol field (network byte order, as `skb->protocol`).
+    pub fn protocol_be(&self) -> u16 {
+        // SAFETY: By the type invariant the skb is valid.
+        unsafe { ext::zcnet_helper_skb_protocol(self.raw()) }
+    }
+
+    /// Sets the protocol field (network byte order).
+    pub fn set_protocol_be(&mut self, proto: u16) {
+        // SAFETY: By the type invariant the skb is valid and owned.
+        unsafe { ext::zcnet_helper_skb_set_protocol(self.raw(), proto) };
+    }
+
+    /// Makes sure the first `len` bytes are in the linear part; returns the
+    /// linear part (at least `len` bytes), or `None` when the skb is shorter.
+    pub fn pull_linear(&mut self, len: u32) -> Option<&[u8]> {
+        // SAFETY: By the type invariant the skb is valid and owned.
+        if !unsafe { ext::zcnet_helper_skb_may_pull(self.raw(), len) } {
+            return None;
+        }
+        Some(self.linear())
+    }
+
+    /// The linear part of the data.
+    pub fn linear(&self) -> &[u8] {
+        // SAFETY: `data` points to `skb_headlen` readable bytes of the owned skb.
+        unsafe {
+            let n = ext::zcnet_helper_skb_headlen(self.raw()) as usize;
+            core::slice::from_raw_parts(ext::zcnet_helper_skb_data(self.raw()), n)
+        }
+    }
+
+    /// Appends `len` bytes to the linear part (which must have the room, as
+    /// allocated by [`SkBuff::alloc`]) and returns them for writing.
+    pub fn put(&mut self, len: u32) -> Result<&mut [u8]> {
+        // SAFETY: By the type invariant the skb is valid and owned;
+        // `skb_tailroom` is 0 for a non-linear skb.
+        let room = unsafe { ext::zcnet_helper_skb_tailroom(self.raw()) };
+        if len > room {
+            return Err(EINVAL);
+        }
+        // SAFETY: The room was checked above and the skb is linear.
+        unsafe {
+            let p = bindings::skb_put(self.raw(), len);
+            Ok(core::slice::from_raw_parts_mut(
+                p.cast::<u8>(),
+                len as usize,
+            ))
+        }
+    }
+
+    /// Copies `out.len()` bytes from `offset` of the data (linear part and
+    /// fragments alike) into `out`.
+    pub fn copy_bits(&self, offset: u32, out: &mut [u8]) -> Result {
+        let len = i32::try_from(out.len()).map_err(|_| EINVAL)?;
+        let off = i32::try_from(offset).map_err(|_| EINVAL)?;
+        // SAFETY: `out` is valid for `len` bytes; `skb_copy_bits` checks the range.
+        kernel::error::to_result(unsafe {
+            bindings::skb_copy_bits(self.raw(), off, out.as_mut_ptr().cast(), len)
+        })
+    }
+
+    /// Computes a pending (`CHECKSUM_PARTIAL`) transport checksum in software.
+    pub fn resolve_checksum(&mut self) -> Result {
+        // SAFETY: By the type invariant the skb is valid and owned.
+        kernel::error::to_result(unsafe { ext::zcnet_helper_skb_resolve_csum(self.raw()) })
+    }
+
+    /// Copies priority, mark and queue mapping from `from`.
+    pub fn copy_meta_from(&mut self, from: &SkBuff) {
+        // SAFETY: Both skbs are valid; `self` is owned.
+        unsafe { ext::zcnet_helper_skb_copy_meta(self.raw(), from.raw()) };
+    }
+
+    /// Sets the device the skb belongs to.
+    pub fn set_dev(&mut self, dev: &NetDevice) {
+        // SAFETY: By the type invariant the skb is valid and owned; `dev` is valid.
+        unsafe { ext::zcnet_helper_skb_set_dev(self.raw(), dev.as_raw()) };
+    }
+
+    /// Transmits on `dev` (`dev_queue_xmit`). The skb is consumed either way;
+    /// returns false when the device or its queue dropped it.
+    pub fn xmit(mut self, dev: &NetDevice) -> bool {
+        self.set_dev(dev);
+        // SAFETY: The skb is valid and owned; `__dev_queue_xmit` takes it over.
+        let rc = unsafe { ext::__dev_queue_xmit(self.into_raw(), core::ptr::null_mut()) };
+        rc == 0
+    }
+
+    /// Frees the skb as consumed, not dropped (it did its job).
+    pub fn consume(self) {
+        // SAFETY: The skb is valid and owned.
+        unsafe { ext::zcnet_helper_consume_skb(self.into_raw()) };
+    }
+}
+
+impl Drop for SkBuff {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant we own one reference to a valid skb.
+        unsafe { ext::zcnet_helper_kfree_skb(self.raw()) };
+    }
+}

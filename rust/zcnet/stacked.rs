@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Devices stacked on one lower Ethernet device: `ip link add NAME link LOWER
+//! type KIND`.
+//!
+//! The stacked device takes the lower device over, the way macvlan's passthru
+//! mode or a bonding port does: it shares the lower device's MAC address, an
+//! rx_handler hands it every frame the lower device receives, and what it
+//! transmits leaves through the lower device. Deleting the stacked device,
+//! removing the lower device and unloading the module all tear it down.
+//!
+//! The driver supplies the data path through [`Stacked`]; this file owns every
+//! C callback and the device's lifetime.
+//!
+//! C models: `drivers/net/macvlan.c`, `drivers/net/ipvlan/`.
+
+use super::ext;
+use super::netdev::{NetDevice, SkBuff};
+use super::rtnl::{self, ExtAck};
+use core::marker::PhantomData;
+use kernel::{
+    bindings,
+    error::from_result,
+    ffi,
+    prelude::*,
+    sync::atomic::{Atomic, Relaxed},
+    types::Opaque,
+};
+
+/// What the rx path does with a frame.
+pub enum Rx {
+    /// Deliver it on the stacked device.
+    Pass(SkBuff),
+    /// The driver took it (queued, delivered or dropped it itself).
+    Consumed,
+}
+
+/// A device kind stacked on a lower Ethernet device.
+pub trait Stacked: Send + Sync + Sized + 'static {
+    /// The link kind (`ip link add ... type KIND`).
+    const KIND: &'static CStr;
+    /// Driver name and version for `ethtool -i`.
+    const DRIVER: &'static CStr;
+    /// Driver version for `ethtool -i`.
+    const VERSION: &'static CStr;
+    /// Names of the driver's statistics, in `ethtool -S` order.
+    const STATS: &'static [&'static str];
+
+    /// MTU of a new device on `lower` when the user gives none.
+    fn default_mtu(lower: &NetDevice) -> u32;
+
+    /// Creates the per-device state (RTNL held, may sleep).
+    fn new(lower: &NetDevice) -> Result<Self>;
+
+    /// Transmits `skb` (starting at its Ethernet header) through `lower`.
+    fn xmit(&self, skb: SkBuff, lower: &NetDevice) -> TxResult;
+
+    /// Handles a frame the lower device received (softirq, RCU held).
+    fn rx(&self, skb: SkBuff, dev: &NetDevice) -> Rx;
+
+    /// Fills `out` (`STATS.len()` long) with the statistics.
+    fn stats(&self, out: &mut [u64]);
+}
+
+/// The outcome of [`Stacked::xmit`], for the device's standard statistics.
+pub struct TxResult {
+    /// Frames handed to the lower device.
+    pub frames: u64,
+    /// Bytes handed to the lower device.
+    pub bytes: u64,
+    /// Whether the packet was dropped.
+    pub dropped: bool,
+}
+
+/// Standard device statistics (`ip -s link`).
+///
+/// Zeroed by `alloc_netdev` with the rest of the private area.
+struct DevStats {
+    rx_packets: Atomic<u64>,
+    rx_bytes: Atomic<u64>,
+    rx_dropped: Atomic<u64>,
+    tx_packets: Atomic<u64>,
+    tx_bytes: Atomic<u64>,
+    tx_dropped: Atomic<u64>,
+}
+
+/// The `netdev_priv` area of a stacked device.
+///
+/// # Invariants
+///
+/// `lower` is the lower device for as long as the stacked device is registered
+/// (the notifier deletes the stacked device before the lower one goes);
+/// `state` is null or a `KBox<T>` leaked with `into_raw`, freed only by
+/// `priv_destructor`.
+#[repr(C)]
+struct Priv<T> {
+    lower: *mut bindings::net_device,
+    state: *mut T,
+    stats: DevStats,
+}
+
+/// # Safety
+///
+/// `dev` must be a device of kind `T` (its private area is a `Priv<T>`).
+unsafe fn priv_of<'a, T>(dev: *mut bindings::net_device) -> &'a Priv<T> {
+    // SAFETY: The caller guarantees the private area holds a `Priv<T>`,
+    // zero-initialised by `alloc_netdev` and filled by `newlink`.
+    unsafe { &*ext::zcnet_helper_netdev_priv(dev).cast::<Priv<T>>() }
+}
+
+struct Tables<T>(PhantomData<T>);
+
+impl<T: Stacked> Tables<T> {
+    const NETDEV_OPS: ext::net_device_ops = {
+        // SAFETY: All fields are nullable function pointers or integers: zero
+        // is a valid value for every one of them.
+        let mut o: ext::net_device_ops = unsafe { core::mem::zeroed() };
+        o.ndo_start_xmit = Some(xmit_cb::<T>);
+        o.ndo_get_stats64 = Some(stats64_cb::<T>);
+        o.ndo_get_iflink = Some(iflink_cb::<T>);
+        o
+    };
+
+    const ETHTOOL_OPS: bindings::ethtool_ops = {
+        // SAFETY: As above, every field may be zero.
+        let mut o: bindings::ethtool_ops = unsafe { core::mem::zeroed() };
+        o.get_drvinfo = Some(drvinfo_cb::<T>);
+        o.get_link = Some(bindings::ethtool_op_get_link);
+        o.get_sset_count = Some(sset_count_cb::<T>);
+        o.get_strings = Some(strings_cb::<T>);
+        o.get_ethtool_stats = Some(ethtool_stats_cb::<T>);
+        o
+    };
+}
+
+/// A registered stacked device kind, with its netdevice notifier. Dropping it
+/// deletes every device of the kind.
+///
+/// # Invariants
+///
+/// `nb` is registered with `register_netdevice_notifier` while `self` lives.
+#[pin_data(PinnedDrop)]
+pub struct Registration<T: Stacked> {
+    // Declared (and so dropped) first: devices go before the notifier.
+    #[pin]
+    link: rtnl::Registration<Kind<T>>,
+    #[pin]
+    nb: Opaque<bindings::notifier_block>,
+}
+
+// SAFETY: Unregistration may happen on any thread.
+unsafe impl<T: Stacked> Send for Registration<T> {}
+// SAFETY: `&Registration` exposes nothing.
+unsafe impl<T: Stacked> Sync for Registration<T> {}
+
+impl<T: Stacked> Registration<T> {
+    /// Registers the link kind `T::KIND` and its notifier.
+    pub fn register() -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            link <- rtnl::Registration::register(),
+            nb <- Opaque::try_ffi_init(|slot: *mut bindings::notifier_block| {
+                // SAFETY: `slot` may be written; a zeroed notifier_block with
+                // its callback set is what register_netdevice_notifier wants.
+                unsafe {
+                    core::ptr::write_bytes(slot, 0, 1);
+                    (*slot).notifier_call = Some(notifier_cb::<T>);
+                }
+                // SAFETY: `slot` is pinned and unregistered in `drop`.
+                // INVARIANT: registered on success.
+                kernel::error::to_result(unsafe { ext::register_netdevice_notifier(slot) })
+            }),
+        })
+    }
+}
+
+#[pinned_drop]
+impl<T: Stacked> PinnedDrop for Registration<T> {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: By the type invariant `nb` is registered. (`link` is dropped
+        // after this body, but the notifier only acts on devices of the kind,
+        // and none can appear while the module is going away.)
+        unsafe { ext::unregister_netdevice_notifier(self.nb.get()) };
+    }
+}
+
+/// The rtnl side of a stacked kind.
+pub struct Kind<T>(PhantomData<T>);
+
+// SAFETY: The callbacks below follow the rtnl_link_ops contracts.
+unsafe impl<T: Stacked> rtnl::LinkOps for Kind<T> {
+    const KIND: &'static CStr = T::KIND;
+
+    fn fill(ops: &mut ext::rtnl_link_ops) {
+        ops.priv_size = core::mem::size_of::<Priv<T>>();
+        ops.setup = Some(setup_cb::<T>);
+        ops.newlink = Some(newlink_cb::<T>);
+        ops.dellink = Some(dellink_cb::<T>);
+    }
+}
+
+unsafe extern "C" fn setup_cb<T: Stacked>(dev: *mut bindings::net_device) {
+    // SAFETY: rtnetlink calls setup on a freshly allocated device; the tables
+    // are 'static.
+    unsafe {
+        ext::zcnet_helper_stacked_setup(
+            dev,
+            &Tables::<T>::NETDEV_OPS,
+            &Tables::<T>::ETHTOOL_OPS,
+            Some(destructor_cb::<T>),
+        )
+    }
+}
+
+unsafe extern "C" fn destructor_cb<T: Stacked>(dev: *mut bindings::net_device) {
+    // SAFETY: The device is of kind `T`; nothing uses its state any more
+    // (called after unregistration, or when registration failed).
+    let p = unsafe { priv_of::<T>(dev) };
+    if !p.state.is_null() {
+        // SAFETY: By the `Priv` invariant `state` came from `KBox::into_raw`.
+        drop(unsafe { KBox::from_raw(p.state) });
+    }
+}
+
+unsafe extern "C" fn newlink_cb<T: Stacked>(
+    dev: *mut bindings::net_device,
+    params: *mut ext::rtnl_newlink_params,
+    extack: *mut bindings::netlink_ext_ack,
+) -> ffi::c_int {
+    // SAFETY: rtnetlink passes a valid ext_ack (or null).
+    let mut extack = unsafe { ExtAck::from_raw(extack) };
+    from_result(|| {
+        // SAFETY: `params` is valid for the call (RTNL held).
+        let (ifindex, net, mtu) = unsafe {
+            (
+                ext::zcnet_helper_newlink_link(params),
+                ext::zcnet_helper_newlink_link_net(params),
+                ext::zcnet_helper_newlink_mtu(params),
+            )
+        };
+        if ifindex == 0 {
+            extack.set_msg(c"a lower device is needed: ip link add NAME link DEV type KIND");
+            return Err(EINVAL);
+        }
+        // SAFETY: RTNL is held, so the lookup's result stays valid.
+        let lower = unsafe { ext::__dev_get_by_index(net, ifindex as i32) };
+        if lower.is_null() {
+            return Err(ENODEV);
+        }
+        // SAFETY: `lower` is a valid device (RTNL held).
+        let lower_dev = unsafe { NetDevice::from_raw(lower) };
+        if !lower_dev.is_ethernet() {
+            extack.set_msg(c"the lower device must be an Ethernet device");
+            return Err(EINVAL);
+        }
+        // SAFETY: RTNL is held.
+        if unsafe { ext::zcnet_helper_rx_handler_busy(lower) } {
+            extack.set_msg(
+                c"the lower device is already in use (another stacked device or a bridge)",
+            );
+            return Err(EBUSY);
+        }
+        let state = KBox::new(T::new(lower_dev)?, GFP_KERNEL)?;
+        // SAFETY: `dev` is of kind `T`, not yet registered, so nothing else
+        // reads its private area. INVARIANT: `state` comes from `into_raw`.
+        unsafe {
+            let p = ext::zcnet_helper_netdev_priv(dev).cast::<Priv<T>>();
+            (*p).lower = lower;
+            (*p).state = KBox::into_raw(state);
+            ext::zcnet_helper_copy_hw_addr(dev, lower);
+            ext::zcnet_helper_dev_set_mtu(
+                dev,
+                if mtu != 0 {
+                    mtu
+                } else {
+                    T::default_mtu(lower_dev)
+                },
+            );
+        }
+        // SAFETY: The device is set up; on failure register_netdevice calls
+        // priv_destructor, which frees `state`.
+        kernel::error::to_result(unsafe { ext::register_netdevice(dev) })?;
+        // SAFETY: Both devices are registered and RTNL is held; `dev` outlives
+        // the handler registration (dellink unregisters it first).
+        let r =
+            unsafe { ext::netdev_rx_handler_register(lower, Some(rx_handler_cb::<T>), dev.cast()) };
+        if r != 0 {
+            // SAFETY: `dev` was registered above and nothing else refers to it.
+            unsafe { ext::unregister_netdevice_queue(dev, core::ptr::null_mut()) };
+            return Err(Error::from_errno(r));
+        }
+        // SAFETY: As above.
+        let r = unsafe { ext::netdev_upper_dev_link(lower, dev, extack.as_raw()) };
+        if r != 0 {
+            // SAFETY: Undo the two steps above, in reverse.
+            unsafe {
+                ext::netdev_rx_handler_unregister(lower);
+                ext::unregister_netdevice_queue(dev, core::ptr::null_mut());
+            }
+            return Err(Error::from_errno(r));
+        }
+        // SAFETY: Both devices are valid; RTNL held.
+        unsafe { ext::netif_stacked_transfer_operstate(lower, dev) };
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn dellink_cb<T: Stacked>(
+    dev: *mut bindings::net_device,
+    head: *mut bindings::list_head,
+) {
+    // SAFETY: `dev` is a registered device of kind `T`; RTNL is held.
+    let p = unsafe { priv_of::<T>(dev) };
+    // SAFETY: `lower` is valid while `dev` is registered (see `Priv`); the rx
+    // handler goes first so no frame reaches `dev` once it starts going away.
+    unsafe {
+        ext::netdev_rx_handler_unregister(p.lower);
+        ext::netdev_upper_dev_unlink(p.lower, dev);
+        ext::unregister_netdevice_queue(dev, head);
+    }
+}
+
+unsafe extern "C" fn notifier_cb<T: Stacked>(
+    _nb: *mut bindings::notifier_block,
+    event: ffi::c_ulong,
+    ptr: *mut ffi::c_void,
+) -> ffi::c_int {
+    // SAFETY: Netdevice notifiers get a `netdev_notifier_info`; RTNL is held.
+    let lower = unsafe { ext::zcnet_helper_notifier_dev(ptr) };
+    // SAFETY: RTNL is held; the handler address identifies devices of kind `T`.
+    let upper = unsafe {
+        ext::zcnet_helper_rx_handler_data_if(lower, rx_handler_cb::<T> as *mut ffi::c_void)
+    }
+    .cast::<bindings::net_device>();
+    if upper.is_null() {
+        return ext::NOTIFY_DONE as ffi::c_int;
+    }
+    let event = event as u32;
+    // SAFETY: `upper` is a registered device of kind `T` stacked on `lower`.
+    unsafe {
+        if event == ext::netdev_cmd_NETDEV_UNREGISTER {
+            // The lower device is going: the stacked one goes first.
+            dellink_cb::<T>(upper, core::ptr::null_mut());
+        } else if event == ext::netdev_cmd_NETDEV_UP
+            || event == ext::netdev_cmd_NETDEV_DOWN
+            || event == ext::netdev_cmd_NETDEV_CHANGE
+        {
+            ext::netif_stacked_transfer_operstate(lower, upper);
+        } else if event == ext::netdev_cmd_NETDEV_CHANGEADDR {
+            ext::zcnet_helper_copy_hw_addr(upper, lower);
+        }
+    }
+    ext::NOTIFY_DONE as ffi::c_int
+}
+
+unsafe extern "C" fn rx_handler_cb<T: Stacked>(
+    pskb: *mut *mut bindings::sk_buff,
+) -> ext::rx_handler_result {
+    // SAFETY: The core hands the handler a valid skb pointer to update.
+    let raw = unsafe { *pskb };
+    // SAFETY: `raw` is valid.
+    if unsafe { ext::zcnet_helper_skb_is_loopback(raw) } {
+        return ext::rx_handler_result_RX_HANDLER_PASS;
+    }
+    // SAFETY: `raw` is valid; the helper returns an skb we own, or null when
+    // it freed the shared one.
+    let Some(skb) = (unsafe { SkBuff::from_raw(ext::zcnet_helper_skb_share_check(raw)) }) else {
+        // SAFETY: The core reads `*pskb` only on PASS/ANOTHER/EXACT.
+        unsafe { *pskb = core::ptr::null_mut() };
+        return ext::rx_handler_result_RX_HANDLER_CONSUMED;
+    };
+    // SAFETY: `(*raw).dev` is the lower device, whose rx_handler_data is the
+    // stacked device (set in newlink; RCU is held in the rx handler, and
+    // dellink unregisters the handler before the device goes).
+    let (upper, p) = unsafe {
+        let lower = ext::zcnet_helper_skb_dev(raw);
+        let upper = ext::zcnet_helper_rx_handler_data(lower).cast::<bindings::net_device>();
+        (upper, priv_of::<T>(upper))
+    };
+    // SAFETY: See above: `upper` is valid for the duration of the handler.
+    let dev = unsafe { NetDevice::from_raw(upper) };
+    if !dev.is_up() {
+        p.stats.rx_dropped.add(1, Relaxed);
+        drop(skb);
+        return ext::rx_handler_result_RX_HANDLER_CONSUMED;
+    }
+    // SAFETY: `state` is set before the handler is registered and freed only
+    // after the device is unregistered.
+    let state = unsafe { &*p.state };
+    match state.rx(skb, dev) {
+        Rx::Pass(mut skb) => {
+            p.stats.rx_packets.add(1, Relaxed);
+            p.stats.rx_bytes.add(u64::from(skb.len()), Relaxed);
+            skb.set_dev(dev);
+            // SAFETY: The core continues with `*pskb` on ANOTHER.
+            unsafe { *pskb = skb.into_raw() };
+            ext::rx_handler_result_RX_HANDLER_ANOTHER
+        }
+        Rx::Consumed => ext::rx_handler_result_RX_HANDLER_CONSUMED,
+    }
+}
+
+unsafe extern "C" fn xmit_cb<T: Stacked>(
+    skb: *mut bindings::sk_buff,
+    dev: *mut bindings::net_device,
+) -> ext::netdev_tx_t {
+    // SAFETY: The core hands over a valid skb for a registered device of kind
+    // `T`, whose `lower` and `state` are valid while it is registered.
+    let (p, lower, skb) = unsafe {
+        let p = priv_of::<T>(dev);
+        (p, NetDevice::from_raw(p.lower), SkBuff::from_raw(skb))
+    };
+    let Some(skb) = skb else {
+        return ext::netdev_tx_NETDEV_TX_OK;
+    };
+    // SAFETY: See above.
+    let state = unsafe { &*p.state };
+    let r = state.xmit(skb, lower);
+    if r.dropped {
+        p.stats.tx_dropped.add(1, Relaxed);
+    } else {
+        p.stats.tx_packets.add(r.frames, Relaxed);
+        p.stats.tx_bytes.add(r.bytes, Relaxed);
+    }
+    ext::netdev_tx_NETDEV_TX_OK
+}
+
+unsafe extern "C" fn iflink_cb<T: Stacked>(dev: *const bindings::net_device) -> ffi::c_int {
+    // SAFETY: `dev` is a registered device of kind `T`, so `lower` is valid.
+    unsafe { NetDevice::from_raw(priv_of::<T>(dev.cast_mut()).lower).ifindex() }
+}
+
+unsafe extern "C" fn stats64_cb<T: Stacked>(
+    dev: *mut bindings::net_device,
+    s: *mut ext::rtnl_link_stats64,
+) {
+    // SAFETY: `dev` is of kind `T`; `s` is valid for writes.
+    unsafe {
+        let st = &priv_of::<T>(dev).stats;
+        (*s).rx_packets = st.rx_packets.load(Relaxed);
+        (*s).rx_bytes = st.rx_bytes.load(Relaxed);
+        (*s).rx_dropped = st.rx_dropped.load(Relaxed);
+        (*s).tx_packets = st.tx_packets.load(Relaxed);
+        (*s).tx_bytes = st.tx_bytes.load(Relaxed);
+        (*s).tx_dropped = st.tx_dropped.load(Relaxed);
+    }
+}
+
+fn copy_cstr(dst: &mut [ffi::c_char], src: &CStr) {
+    let n = dst.len().saturating_sub(1).min(src.to_bytes().len());
+    for (d, s) in dst.iter_mut().zip(src.to_bytes().iter()).take(n) {
+        *d = *s as ffi::c_char;
+    }
+    if let Some(d) = dst.get_mut(n) {
+        *d = 0;
+    }
+}
+
+unsafe extern "C" fn drvinfo_cb<T: Stacked>(
+    _dev: *mut bindings::net_device,
+    info: *mut bindings::ethtool_drvinfo,
+) {
+    // SAFETY: `info` is valid for writes for the call.
+    let info = unsafe { &mut *info };
+    copy_cstr(&mut info.driver, T::DRIVER);
+    copy_cstr(&mut info.version, T::VERSION);
+}
+
+unsafe extern "C" fn sset_count_cb<T: Stacked>(
+    _dev: *mut bindings::net_device,
+    sset: ffi::c_int,
+) -> ffi::c_int {
+    if sset as u32 == bindings::ethtool_stringset_ETH_SS_STATS {
+        T::STATS.len() as ffi::c_int
+    } else {
+        -(bindings::EOPNOTSUPP as ffi::c_int)
+    }
+}
+
+unsafe extern "C" fn strings_cb<T: Stacked>(
+    _dev: *mut bindings::net_device,
+    sset: u32,
+    data: *mut u8,
+) {
+    if sset != bindings::ethtool_stringset_ETH_SS_STATS {
+        return;
+    }
+    const LEN: usize = bindings::ETH_GSTRING_LEN as usize;
+    // SAFETY: ethtool gives a buffer of `get_sset_count * ETH_GSTRING_LEN` bytes.
+    let buf = unsafe { core::slice::from_raw_parts_mut(data, T::STATS.len() * LEN) };
+    for (chunk, name) in buf.chunks_exact_mut(LEN).zip(T::STATS) {
+        chunk.fill(0);
+        let n = name.len().min(LEN - 1);
+        chunk[..n].copy_from_slice(&name.as_bytes()[..n]);
+    }
+}
+
+unsafe extern "C" fn ethtool_stats_cb<T: Stacked>(
+    dev: *mut bindings::net_device,
+    _stats: *mut bindings::ethtool_stats,
+    data: *mut u64,
+) {
+    // SAFETY: ethtool gives `get_sset_count` u64s; `dev` is of kind `T`.
+    let (out, p) = unsafe {
+        (
+            core::slice::from_raw_parts_mut(data, T::STATS.len()),
+            priv_of::<T>(dev),
+        )
+    };
+    // SAFETY: `state` is valid while the device is registered.
+    unsafe { (*p.state).stats(out) };
+}

@@ -1,0 +1,146 @@
+#!/bin/bash
+# zcfrag: the stacked device, its fragmenting transmit and its receive path,
+# against itself and against the unmodified Linux stack. Byte-exact transfers
+# are checked by sha256 of seeded data. Runs in the veth and virtio2 topologies.
+. "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
+. "$ZCNET_ROOT/scripts/topology.sh"
+SEED=7
+stat() { ip netns exec "$1" ethtool -S "$2" | awk -v n="$3" '$1 == n":" { print $2 }'; }
+# tcp_xfer NS_FROM NS_TO DST_IP BYTES NAME: seeded bytes over TCP, sha256 checked.
+tcp_xfer() {
+  local want got port=$((7000 + RANDOM % 1000))
+  want=$(seeded_bytes $SEED "$4" | sha256sum | cut -d' ' -f1)
+  seeded_bytes $SEED "$4" > /tmp/tx
+  ip netns exec "$2" sh -c "socat -u TCP-LISTEN:$port,reuseaddr - | sha256sum > /tmp/rx-sum" &
+  local rx=$!
+  ip netns exec "$1" socat -u OPEN:/tmp/tx "TCP:$3:$port,retry=200,interval=0.05" || { kill $rx; t_fail "$5" "send failed"; return; }
+  wait $rx
+  got=$(cut -d' ' -f1 /tmp/rx-sum)
+  t_expect "$5" "$want" "$got"
+}
+# udp_xfer NS_FROM NS_TO DST_IP COUNT SIZE NAME: datagrams, each checked.
+udp_xfer() {
+  rm -f /tmp/udp-ready
+  ip netns exec "$2" python3 - "$3" "$4" "$5" > /tmp/udp-rx <<'PY' &
+import hashlib, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 7999)); s.settimeout(20)
+open("/tmp/udp-ready", "w").close()
+n, size, h, got = int(sys.argv[2]), int(sys.argv[3]), hashlib.sha256(), 0
+try:
+    while got < n:
+        d = s.recv(65536)
+        if len(d) == size: h.update(d); got += 1
+except socket.timeout:
+    pass
+print(got, h.hexdigest())
+PY
+  local rx=$!
+  ip netns exec "$1" python3 - "$3" "$4" "$5" <<'PY'
+import hashlib, random, socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+n, size = int(sys.argv[2]), int(sys.argv[3])
+r = random.Random(7)
+# Wait (bounded) until the receiver is bound.
+for _ in range(400):
+    try:
+        open("/tmp/udp-ready").close(); break
+    except OSError:
+        time.sleep(0.05)
+for i in range(n):
+    s.sendto(r.randbytes(size), (sys.argv[1], 7999))
+    time.sleep(0.002)
+PY
+  wait $rx
+  local want
+  want=$(python3 -c 'import hashlib,random,sys
+r=random.Random(7); h=hashlib.sha256()
+for _ in range(int(sys.argv[1])): h.update(r.randbytes(int(sys.argv[2])))
+print(sys.argv[1], h.hexdigest())' "$4" "$5")
+  t_expect "$6" "$want" "$(cat /tmp/udp-rx)"
+}
+
+t_run "insmod zcfrag" insmod "$(ko zcfrag)"
+
+# --- creation and its errors ---
+out=$(ip -n a link add zf0 type zcfrag 2>&1)
+case "$out" in *"lower device is needed"*) t_ok "no lower device: refused, explained" ;; *) t_fail "no lower device: refused, explained" "$out" ;; esac
+out=$(ip -n a link add zf0 link lo type zcfrag 2>&1)
+case "$out" in *"must be an Ethernet device"*) t_ok "loopback lower: refused" ;; *) t_fail "loopback lower: refused" "$out" ;; esac
+t_run "ip link add zf0 link va type zcfrag" ip -n a link add zf0 link va type zcfrag
+out=$(ip -n a link add zf9 link va type zcfrag 2>&1)
+case "$out" in *"already in use"*) t_ok "second device on one lower: EBUSY" ;; *) t_fail "second device on one lower: EBUSY" "$out" ;; esac
+t_expect "default MTU 4148 (4096 + 20 + 32)" 4148 "$(ip -n a -j link show zf0 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["mtu"])')"
+ip -n a -d link show zf0 | grep -q "zcfrag" && t_ok "ip -d link shows kind zcfrag" || t_fail "ip -d link shows kind zcfrag"
+t_expect "same MAC as the lower device" "$(cat /sys/class/net/va/address 2>/dev/null || ip netns exec a cat /sys/class/net/va/address)" "$(ip netns exec a cat /sys/class/net/zf0/address)"
+ip netns exec a ethtool -i zf0 | grep -q "^driver: zcfrag" && t_ok "ethtool -i: driver zcfrag" || t_fail "ethtool -i: driver zcfrag"
+ip netns exec a ethtool -S zf0 | grep -q "tx_fragmented_packets" && t_ok "ethtool -S lists the counters" || t_fail "ethtool -S lists the counters"
+t_run "mtu 9000 settable" ip -n a link set zf0 mtu 9000
+ip -n a link set zf0 mtu 4148
+
+# Addresses move from the lower device to zcfrag.
+ip -n a addr flush dev va
+ip -n a addr add "$ZC_IP_A/24" dev zf0
+t_run "zf0 up" ip -n a link set zf0 up
+
+# --- zcfrag -> unmodified stack, and back ---
+t_run "ping -s 4000 (fragments) zcfrag -> stack" ip netns exec a ping -c 3 -i 0.2 -W 10 -s 4000 -M dont "$ZC_IP_B"
+t_expect "tx_fragmented_packets counted the pings (3 requests)" 3 "$(stat a zf0 tx_fragmented_packets)"
+t_expect "3 fragments per 4008-byte ICMP packet at MTU 1500" 9 "$(stat a zf0 tx_fragments)"
+tcp_xfer a b "$ZC_IP_B" 16777216 "TCP 16 MiB zcfrag -> unmodified stack, sha256"
+tcp_xfer b a "$ZC_IP_A" 16777216 "TCP 16 MiB unmodified stack -> zcfrag, sha256"
+udp_xfer a b "$ZC_IP_B" 200 4000 "UDP 200 x 4000 B zcfrag -> unmodified stack"
+udp_xfer b a "$ZC_IP_A" 200 4000 "UDP 200 x 4000 B unmodified stack -> zcfrag"
+r=$(stat a zf0 rx_ipv4_fragments)
+[ "${r:-0}" -ge 600 ] && t_ok "rx_ipv4_fragments counts the stack's fragments ($r)" || t_fail "rx_ipv4_fragments counts the stack's fragments" "got $r"
+
+# --- zcfrag <-> zcfrag: 4096-byte TCP segments travel as 3 fragments ---
+t_run "zf1 on vb" ip -n b link add zf1 link vb type zcfrag
+ip -n b addr flush dev vb
+ip -n b addr add "$ZC_IP_B/24" dev zf1
+ip -n b link set zf1 up
+before=$(stat a zf0 tx_fragmented_packets)
+tcp_xfer a b "$ZC_IP_B" 67108864 "TCP 64 MiB zcfrag -> zcfrag, sha256"
+tcp_xfer b a "$ZC_IP_A" 16777216 "TCP 16 MiB zcfrag -> zcfrag (reverse), sha256"
+n=$(( $(stat a zf0 tx_fragmented_packets) - before ))
+[ $n -ge 16000 ] && t_ok "page-sized segments were fragmented ($n packets for 64 MiB)" || t_fail "page-sized segments were fragmented" "only $n"
+udp_xfer a b "$ZC_IP_B" 200 8000 "UDP 200 x 8000 B zcfrag -> zcfrag"
+ip -s -n a link show zf0 | sed 's/^/# /'
+
+# --- lower device down and up ---
+ip -n a link set va down
+t_expect "zf0 follows its lower down (operstate)" LOWERLAYERDOWN "$(ip netns exec a cat /sys/class/net/zf0/operstate | tr a-z A-Z)"
+ip -n a link set va up
+for _ in $(seq 100); do [ "$(ip netns exec a cat /sys/class/net/zf0/operstate)" = up ] && break; sleep 0.05; done
+t_expect "zf0 follows its lower up" up "$(ip netns exec a cat /sys/class/net/zf0/operstate)"
+tcp_xfer a b "$ZC_IP_B" 4194304 "TCP after lower down/up, sha256"
+
+# --- deleting, lower removal, rmmod with devices present ---
+t_run "ip link del zf1" ip -n b link del zf1
+# Remove the lower device under zf0: delete the veth pair, or unbind the
+# virtio-net driver from the NIC (the netdev disappears as on hot-unplug).
+if [ "$ZCNET_TOPO" = veth ]; then
+  ip -n a link del va
+else
+  vdev=$(basename "$(ip netns exec a readlink -f /sys/class/net/va/device)")
+  echo "$vdev" > /sys/bus/virtio/drivers/virtio_net/unbind
+fi
+ip netns exec a test -e /sys/class/net/zf0 && t_fail "zf0 removed with its lower device" || t_ok "zf0 removed with its lower device"
+if [ "$ZCNET_TOPO" = veth ]; then
+  ip link add va netns a type veth peer name vb netns b
+else
+  echo "$vdev" > /sys/bus/virtio/drivers/virtio_net/bind
+  dev=$(ifname_by_mac "$ZC_MAC_A") && ip link set "$dev" netns a && ip -n a link set "$dev" name va
+fi
+ip -n a link set va up; ip -n b link set vb up
+bad=0
+for i in $(seq 20); do
+  ip -n a link add zf0 link va type zcfrag || bad=$((bad + 1))
+  ip -n a link set zf0 up || bad=$((bad + 1))
+  ip -n a link del zf0 || bad=$((bad + 1))
+done
+t_expect "20 create/delete cycles" 0 "$bad"
+ip -n a link add zf0 link va type zcfrag && ip -n b link add zf1 link vb type zcfrag
+t_run "rmmod with two devices present" rmmod zcfrag
+ip netns exec a test -e /sys/class/net/zf0 && t_fail "devices gone with the module" || t_ok "devices gone with the module"
+t_done
