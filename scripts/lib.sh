@@ -51,7 +51,7 @@ kernel_build_dir() {
 # printk timestamp) that show an Oops, BUG, WARNING, KASAN/UBSAN/KFENCE or lockdep
 # report, a hung task, a soft or hard lockup, an RCU stall, a kmemleak finding or
 # a panic. Prints the offending lines; returns 0 when there are any.
-SPLAT_RE='^\[ *[0-9]+\.[0-9]+\] .*(Oops|BUG:|WARNING:|kernel BUG at|KASAN|UBSAN|KFENCE|general protection fault|possible recursive locking|possible circular locking|inconsistent lock state|lockdep|blocked for more than|soft lockup|hard LOCKUP|rcu_sched detected stall|rcu: INFO:|unreferenced object|suspected memory leak|Kernel panic|Call Trace:)'
+SPLAT_RE='^\[ *[0-9]+\.[0-9]+\] .*(Oops|BUG:|WARNING:|kernel BUG at|KASAN|UBSAN|KFENCE|general protection fault|possible recursive locking|possible circular locking|inconsistent lock state|blocked for more than|soft lockup|hard LOCKUP|detected stalls on CPUs|self-detected stall|unreferenced object|suspected memory leak|Kernel panic|Call Trace:)'
 scan_splats() {
   tr -d '\r' < "$1" | grep -aE "$SPLAT_RE"
 }
