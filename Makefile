@@ -50,7 +50,7 @@ run: modules tools
 	@$(ROOT)/scripts/run-guest.sh --topo $(TOPO) -v $(SCRIPT)
 
 bench: setup modules tools
-	@$(ROOT)/scripts/run-guest.sh --timeout 1200 --log $(ROOT)/out/bench.log -v $(ROOT)/tools/testing/zcnet/bench.sh
+	@$(ROOT)/scripts/run-guest.sh --topo $(TOPO) --timeout 1800 --log $(ROOT)/out/bench-$(TOPO).log -v $(ROOT)/tools/testing/zcnet/bench.sh
 
 fmt:
 	@find $(ROOT) -name '*.rs' -not -path '*/target/*' -not -name generated.rs | xargs rustfmt --edition 2021

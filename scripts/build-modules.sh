@@ -21,7 +21,12 @@ done
 # The objects of the last KDIR are stale when KDIR changes.
 stamp="$ZCNET_ROOT/.zcnet-kdir"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$KDIR" ]; then
-  kmake -C "$KDIR" M="$ZCNET_ROOT" clean >/dev/null 2>&1 || true
+  # Only the module directories: kbuild's own `clean` for M= would delete every
+  # *.o below the checkout, cargo's tools/target included.
+  (cd "$ZCNET_ROOT" && find drivers net rust tools/testing/zcnet/modules \
+    \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' -o -name '.*.cmd' \
+       -o -name '*.rmeta' -o -name '*.d' -o -name 'modules.order' \) -delete 2>/dev/null)
+  rm -f "$ZCNET_ROOT/Module.symvers" "$ZCNET_ROOT/modules.order"
   echo "$KDIR" > "$stamp"
 fi
 extra=()

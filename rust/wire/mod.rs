@@ -9,3 +9,4 @@
 
 pub mod checksum;
 pub mod ipv4;
+pub mod spec;

@@ -1,29 +1,39 @@
 #!/bin/bash
-# zcbench in the guest: plain TCP between the namespaces, side by side in one
-# run, at the lower device's MTU 1500 and at MTU 9000 (for reference). Later
-# issues add the zcnet modes. JSON goes to $ZCNET_ARTIFACTS (copied to the
-# host next to the log by the runner).
+# zcbench in the guest, side by side in one run: plain TCP between the
+# namespaces at the lower devices' MTU 1500, at MTU 9000 (for reference), and
+# through zcfrag (MTU 4148) over the same devices at MTU 1500. JSON goes to
+# $ZCNET_ARTIFACTS (copied to the host next to the log by the runner).
+# Works in the veth and virtio2 topologies (make bench TOPO=virtio2).
 set -u
 ITERS=${ZCBENCH_ITERS:-1000}
 SECONDS_PER_SIZE=${ZCBENCH_SECONDS:-2}
 REPEAT=${ZCBENCH_REPEAT:-3}
 out=${ZCNET_ARTIFACTS:-/tmp}
 mkdir -p "$out"
-mode() { # LABEL MTU
+mode() { # LABEL MTU [DST_IP]
   ip -n a link set va mtu "$2" && ip -n b link set vb mtu "$2" || return 1
-  local r
+  local r dst=${3:-$ZC_IP_B}
   for r in $(seq "$REPEAT"); do
-    ip netns exec b zcbench serve --listen "$ZC_IP_B:5301" &
+    ip netns exec b zcbench serve --listen "$dst:5301" &
     local srv=$!
-    ip netns exec a zcbench tcp --connect "$ZC_IP_B:5301" --label "$1" \
+    ip netns exec a zcbench tcp --connect "$dst:5301" --label "$1" \
       --iters "$ITERS" --seconds "$SECONDS_PER_SIZE" --json "$out/$1-$r.json" || return 1
     wait $srv
   done
   # A real peer for reference: iperf3 (128 KiB writes), receiver's rate.
   ip netns exec b iperf3 -s -1 -D -I /tmp/iperf3.pid >/dev/null 2>&1
-  ip netns exec a iperf3 -c "$ZC_IP_B" -t "$((SECONDS_PER_SIZE * 2))" --connect-timeout 10000 -J \
+  ip netns exec a iperf3 -c "$dst" -t "$((SECONDS_PER_SIZE * 2))" --connect-timeout 10000 -J \
     > "$out/iperf3-$1.iperf" || return 1
 }
 echo "zcbench: $(uname -r), $(nproc) CPUs, accel ${ZCNET_ACCEL:-unknown}, topology $ZCNET_TOPO, $REPEAT runs per mode"
 mode plain-mtu1500 1500 && mode plain-mtu9000 9000 || exit 1
+# zcfrag on both ends, over the same devices at MTU 1500; its own subnet.
+insmod "$ZCNET_ROOT/drivers/net/zcfrag/zcfrag.ko" || exit 1
+ip -n a link add zf0 link va type zcfrag && ip -n b link add zf1 link vb type zcfrag || exit 1
+ip -n a addr flush dev va; ip -n b addr flush dev vb
+ip -n a addr add 198.19.0.1/24 dev zf0 && ip -n b addr add 198.19.0.2/24 dev zf1 || exit 1
+ip -n a link set zf0 up && ip -n b link set zf1 up || exit 1
+mode zcfrag-mtu1500 1500 198.19.0.2 || exit 1
+ip netns exec a ethtool -S zf0 | sed 's/^/# zf0 /'
+rmmod zcfrag
 python3 "$ZCNET_ROOT/tools/testing/zcnet/bench-summary.py" "$out"/*.json | tee "$out/summary.txt"

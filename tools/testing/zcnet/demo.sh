@@ -24,7 +24,7 @@ run ip netns exec a zcbench tcp --connect "$ZC_IP_B:5301" --iters 200 --seconds 
 wait $srv
 wait $td
 sed 's/^/    /' /tmp/frags
-run ip netns exec a ethtool -S zf0
+run ip netns exec a zcctl frag
 run ip -s -n a link show zf0
 say "zcsock and zcddp are TCP upper-layer protocols, reached through setsockopt(TCP_ULP)"
 run cat /proc/sys/net/ipv4/tcp_available_ulp

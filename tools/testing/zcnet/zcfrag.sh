@@ -106,6 +106,9 @@ n=$(( $(stat a zf0 tx_fragmented_packets) - before ))
 [ $n -ge 16000 ] && t_ok "page-sized segments were fragmented ($n packets for 64 MiB)" || t_fail "page-sized segments were fragmented" "only $n"
 udp_xfer a b "$ZC_IP_B" 200 8000 "UDP 200 x 8000 B zcfrag -> zcfrag"
 ip -s -n a link show zf0 | sed 's/^/# /'
+out=$(ip netns exec a zcctl frag)
+printf '%s\n' "$out" | head -4 | sed 's/^/# /'
+case "$out" in *"zf0: lower va, mtu 4148"*tx_fragmented_packets*) t_ok "zcctl frag shows zf0 and its counters" ;; *) t_fail "zcctl frag shows zf0 and its counters" ;; esac
 
 # --- lower device down and up ---
 ip -n a link set va down

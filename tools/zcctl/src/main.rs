@@ -2,12 +2,13 @@
 //!
 //! ```text
 //! zcctl [status]          modules, their state and reference counts
-//! zcctl counters [MODULE] the modules' counters (needs debugfs mounted)
+//! zcctl frag [DEV]        zcfrag devices: lower device, MTU, counters
+//! zcctl counters [MODULE] the modules' debugfs counters (zcsock, zcddp)
 //! ```
 
 use std::fs;
 use std::path::Path;
-use std::process::ExitCode;
+use std::process::{Command, ExitCode};
 
 const MODULES: [(&str, &str); 3] = [
     ("zcfrag", "fragmenting/defragmenting netdev"),
@@ -61,6 +62,67 @@ fn counters(debugfs: &Path, only: Option<&str>) -> i32 {
     0
 }
 
+/// Values of `"key":value` pairs in one JSON object of `ip -j` output (enough
+/// for the flat fields zcctl shows; no JSON library needed).
+fn json_field<'a>(obj: &'a str, key: &str) -> Option<&'a str> {
+    let pat = format!("\"{key}\":");
+    let start = obj.find(&pat)? + pat.len();
+    let rest = &obj[start..];
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    Some(rest[..end].trim_matches('"'))
+}
+
+/// zcfrag devices of the current network namespace, as `ip` reports them.
+fn frag_devices() -> Result<Vec<(String, String, String)>, String> {
+    let out = Command::new("ip")
+        .args(["-j", "-d", "link", "show", "type", "zcfrag"])
+        .output()
+        .map_err(|e| format!("cannot run ip: {e}"))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let mut devs = Vec::new();
+    for obj in text.split("{\"ifindex\"").skip(1) {
+        let name = json_field(obj, "ifname").unwrap_or("?").to_string();
+        let mtu = json_field(obj, "mtu").unwrap_or("?").to_string();
+        let lower = json_field(obj, "link").unwrap_or("?").to_string();
+        devs.push((name, lower, mtu));
+    }
+    Ok(devs)
+}
+
+fn frag(only: Option<&str>) -> i32 {
+    let devs = match frag_devices() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("zcctl: {e}");
+            return 1;
+        }
+    };
+    if devs.is_empty() {
+        println!("no zcfrag device in this network namespace");
+        return 0;
+    }
+    for (name, lower, mtu) in devs {
+        if only.is_some_and(|o| o != name) {
+            continue;
+        }
+        println!("{name}: lower {lower}, mtu {mtu}");
+        match Command::new("ethtool").args(["-S", &name]).output() {
+            Ok(o) if o.status.success() => {
+                for line in String::from_utf8_lossy(&o.stdout).lines().skip(1) {
+                    if let Some((k, v)) = line.trim().split_once(':') {
+                        println!("  {:<28} {:>14}", k, v.trim());
+                    }
+                }
+            }
+            _ => println!("  (ethtool -S {name} failed)"),
+        }
+    }
+    0
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let sys = std::env::var("ZCCTL_SYSFS").unwrap_or_else(|_| "/sys".into());
@@ -68,8 +130,9 @@ fn main() -> ExitCode {
     let rc = match args.first().map(String::as_str) {
         None | Some("status") => status(Path::new(&sys)),
         Some("counters") => counters(Path::new(&dbg), args.get(1).map(String::as_str)),
+        Some("frag") => frag(args.get(1).map(String::as_str)),
         Some("-h" | "--help" | "help") => {
-            println!("usage: zcctl [status] | zcctl counters [MODULE]");
+            println!("usage: zcctl [status] | zcctl frag [DEV] | zcctl counters [MODULE]");
             0
         }
         Some(c) => {
@@ -83,6 +146,15 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_fields() {
+        let o = r#"{"ifindex":3,"link":"va","ifname":"zf0","mtu":4148,"qdisc":"noqueue"}"#;
+        assert_eq!(json_field(o, "ifname"), Some("zf0"));
+        assert_eq!(json_field(o, "mtu"), Some("4148"));
+        assert_eq!(json_field(o, "link"), Some("va"));
+        assert_eq!(json_field(o, "nothing"), None);
+    }
 
     #[test]
     fn reads_fake_trees() {
