@@ -204,3 +204,118 @@ void zcnet_helper_skb_copy_meta(struct sk_buff *to, const struct sk_buff *from)
 	to->mark = from->mark;
 	skb_set_queue_mapping(to, skb_get_queue_mapping(from));
 }
+
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/timer.h>
+#include <linux/bottom_half.h>
+#include <linux/ktime.h>
+
+struct page *zcnet_helper_alloc_page(void)
+{
+	return alloc_page(GFP_ATOMIC | __GFP_NOWARN);
+}
+
+void *zcnet_helper_page_address(struct page *page)
+{
+	return page_address(page);
+}
+
+void zcnet_helper_put_page(struct page *page)
+{
+	put_page(page);
+}
+
+struct sk_buff *zcnet_helper_build_page_skb(const void *hdr, unsigned int hdr_len,
+					    unsigned int eth_len, struct page *page,
+					    unsigned int data_len, struct net_device *dev)
+{
+	struct sk_buff *skb = alloc_skb(NET_SKB_PAD + NET_IP_ALIGN + hdr_len, GFP_ATOMIC);
+
+	if (!skb) {
+		put_page(page);
+		return NULL;
+	}
+	skb_reserve(skb, NET_SKB_PAD + NET_IP_ALIGN);
+	skb_put_data(skb, hdr, hdr_len);
+	skb_reset_mac_header(skb);
+	skb_pull(skb, eth_len);
+	skb_reset_network_header(skb);
+	skb->mac_len = eth_len;
+	skb_add_rx_frag(skb, 0, page, 0, data_len, PAGE_SIZE);
+	skb->dev = dev;
+	skb->protocol = htons(ETH_P_IP);
+	skb->pkt_type = PACKET_HOST;
+	skb->ip_summed = CHECKSUM_NONE;
+	return skb;
+}
+
+int zcnet_helper_netif_rx(struct sk_buff *skb)
+{
+	return netif_rx(skb);
+}
+
+unsigned int zcnet_helper_skb_mac_len(const struct sk_buff *skb)
+{
+	return skb_mac_header_was_set(skb) ? skb->data - skb_mac_header(skb) : 0;
+}
+
+const unsigned char *zcnet_helper_skb_mac_header(const struct sk_buff *skb)
+{
+	return skb_mac_header(skb);
+}
+
+struct zcnet_timer {
+	struct timer_list timer;
+	void (*fn)(void *data);
+	void *data;
+};
+
+static void zcnet_timer_cb(struct timer_list *tl)
+{
+	struct zcnet_timer *t = timer_container_of(t, tl, timer);
+
+	t->fn(t->data);
+}
+
+struct zcnet_timer *zcnet_helper_timer_new(void (*fn)(void *data), void *data)
+{
+	struct zcnet_timer *t = kzalloc(sizeof(*t), GFP_KERNEL);
+
+	if (!t)
+		return NULL;
+	t->fn = fn;
+	t->data = data;
+	timer_setup(&t->timer, zcnet_timer_cb, 0);
+	return t;
+}
+
+void zcnet_helper_timer_arm(struct zcnet_timer *t, unsigned long delay_us)
+{
+	if (!timer_pending(&t->timer))
+		mod_timer(&t->timer, jiffies + usecs_to_jiffies(delay_us) + 1);
+}
+
+void zcnet_helper_timer_free(struct zcnet_timer *t)
+{
+	if (!t)
+		return;
+	timer_shutdown_sync(&t->timer);
+	kfree(t);
+}
+
+void zcnet_helper_bh_disable(void)
+{
+	local_bh_disable();
+}
+
+void zcnet_helper_bh_enable(void)
+{
+	local_bh_enable();
+}
+
+u64 zcnet_helper_now_ns(void)
+{
+	return ktime_get_ns();
+}

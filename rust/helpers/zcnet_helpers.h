@@ -85,3 +85,37 @@ int zcnet_helper_skb_resolve_csum(struct sk_buff *skb);
 unsigned int zcnet_helper_ll_reserved_space(const struct net_device *dev);
 /* Copies priority, mark and queue mapping of `from` to `to` (fragments of one packet). */
 void zcnet_helper_skb_copy_meta(struct sk_buff *to, const struct sk_buff *from);
+
+/* Pages that receive payload: alloc_page(GFP_ATOMIC), page_address, put_page. */
+struct page;
+struct page *zcnet_helper_alloc_page(void);
+void *zcnet_helper_page_address(struct page *page);
+void zcnet_helper_put_page(struct page *page);
+/*
+ * Builds the skb of a speculated packet: `hdr` (Ethernet + IPv4 + transport
+ * header, `eth_len` of it Ethernet) in the linear part, then `page` (the
+ * reference passes to the skb) as fragment 0, `data_len` bytes at offset 0.
+ * The skb's data starts at the IP header, its MAC header is the Ethernet one.
+ * NULL on allocation failure (the page reference is then dropped).
+ */
+struct sk_buff *zcnet_helper_build_page_skb(const void *hdr, unsigned int hdr_len,
+					    unsigned int eth_len, struct page *page,
+					    unsigned int data_len, struct net_device *dev);
+/* netif_rx(skb): queue for the receive path of skb->dev. */
+int zcnet_helper_netif_rx(struct sk_buff *skb);
+/* skb_mac_header(skb) .. skb->data: the Ethernet header of a received frame. */
+unsigned int zcnet_helper_skb_mac_len(const struct sk_buff *skb);
+const unsigned char *zcnet_helper_skb_mac_header(const struct sk_buff *skb);
+
+/* A timer_list whose callback gets `data`; softirq context. */
+struct zcnet_timer;
+struct zcnet_timer *zcnet_helper_timer_new(void (*fn)(void *data), void *data);
+/* Arms the timer `delay_us` microseconds from now unless it is pending. */
+void zcnet_helper_timer_arm(struct zcnet_timer *t, unsigned long delay_us);
+/* Shuts the timer down (waiting for a running callback) and frees it. */
+void zcnet_helper_timer_free(struct zcnet_timer *t);
+/* local_bh_disable() / local_bh_enable() */
+void zcnet_helper_bh_disable(void);
+void zcnet_helper_bh_enable(void);
+/* ktime_get_ns() */
+u64 zcnet_helper_now_ns(void);

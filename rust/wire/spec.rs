@@ -43,10 +43,12 @@ pub enum Miss {
     Timeout = 6,
     /// A fragment not ending on an 8-byte boundary before the last.
     BadLength = 7,
+    /// A fragment of the flow failed its header checksum.
+    BadChecksum = 8,
 }
 
 /// Number of [`Miss`] reasons (for counter tables).
-pub const MISS_REASONS: usize = 8;
+pub const MISS_REASONS: usize = 9;
 
 /// Per-protocol speculation parameters (paper §3.2.2: "the header lengths
 /// speculated on are parameters").
@@ -325,6 +327,22 @@ impl<const N: usize> Engine<N> {
         }
     }
 
+    /// A fragment from `src` to `dst` failed its header check: end the flow's
+    /// train, if any (returns its slot, to flush as [`Miss::BadChecksum`]).
+    pub fn on_bad_fragment(&mut self, src: [u8; 4], dst: [u8; 4], protocol: u8) -> Option<usize> {
+        let slot = self.slots.iter().position(|s| {
+            s.is_some_and(|t| t.src == src && t.dst == dst && t.protocol == protocol)
+        })?;
+        self.slots[slot] = None;
+        Some(slot)
+    }
+
+    /// Gives up the train of `slot` (the caller could not place a fragment);
+    /// returns the slot to flush.
+    pub fn abandon(&mut self, slot: usize) -> Option<usize> {
+        self.slots.get_mut(slot)?.take().map(|_| slot)
+    }
+
     /// Ends every train older than the timeout; returns a slot to flush (call
     /// again until `None`).
     pub fn expire(&mut self, now_ns: u64) -> Option<usize> {
@@ -529,6 +547,16 @@ mod tests {
         place(e.on_fragment(&t[1], &[], 0));
         assert!(place(e.on_fragment(&t[2], &[], 0)).complete.is_some());
         assert!(place(e.on_fragment(&other[2], &[], 0)).complete.is_some());
+        assert_eq!(e.busy(), 0);
+    }
+
+    #[test]
+    fn bad_fragment_ends_its_flow() {
+        let mut e = Engine::<2>::new(Params::DEFAULT);
+        let t = page_train(1);
+        place(e.on_fragment(&t[0], &tcp_l4(), 0));
+        assert_eq!(e.on_bad_fragment([1, 2, 3, 4], DST, 6), None);
+        assert_eq!(e.on_bad_fragment(SRC, DST, 6), Some(0));
         assert_eq!(e.busy(), 0);
     }
 

@@ -46,6 +46,14 @@ impl<const N: usize> Counters<N> {
         }
     }
 
+    /// Sets counter `i` to `v` (for gauges, such as slots in use).
+    #[inline]
+    pub fn set(&self, i: usize, v: u64) {
+        if let Some(c) = self.values.get(i) {
+            c.store(v, Relaxed);
+        }
+    }
+
     /// Adds one to counter `i`.
     #[inline]
     pub fn inc(&self, i: usize) {

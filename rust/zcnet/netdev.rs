@@ -213,3 +213,101 @@ impl Drop for SkBuff {
         unsafe { ext::zcnet_helper_kfree_skb(self.raw()) };
     }
 }
+
+/// A page that receives payload at its final offset; its reference passes to
+/// the skb built from it, or is dropped with it.
+///
+/// # Invariants
+///
+/// `self.0` is a page this value holds one reference to, mapped in the
+/// kernel's linear map (allocated without `__GFP_HIGHMEM`).
+pub struct RxPage(NonNull<bindings::page>);
+
+// SAFETY: A page reference may move between contexts.
+unsafe impl Send for RxPage {}
+
+/// Bytes in an [`RxPage`].
+pub const PAGE_SIZE: usize = 4096;
+
+impl RxPage {
+    /// Allocates a page in atomic context; `None` when memory is short.
+    pub fn alloc() -> Option<Self> {
+        // SAFETY: The helper returns a fresh lowmem page or null.
+        NonNull::new(unsafe { ext::zcnet_helper_alloc_page() }).map(Self)
+    }
+
+    /// The page's bytes, for placing payload.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: By the type invariant the page is mapped; `&mut self` makes
+        // this the only access while the slice lives.
+        unsafe {
+            let p = ext::zcnet_helper_page_address(self.0.as_ptr()).cast::<u8>();
+            core::slice::from_raw_parts_mut(p, PAGE_SIZE)
+        }
+    }
+}
+
+impl Drop for RxPage {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant we hold one reference.
+        unsafe { ext::zcnet_helper_put_page(self.0.as_ptr()) };
+    }
+}
+
+impl SkBuff {
+    /// Builds a received packet for `dev`: `hdr` (an Ethernet header of
+    /// `eth_len` bytes, then the IP and transport headers) in the linear part
+    /// and `data_len` bytes of `page` as its only fragment, at offset 0.
+    pub fn from_page(
+        hdr: &[u8],
+        eth_len: usize,
+        page: RxPage,
+        data_len: usize,
+        dev: &NetDevice,
+    ) -> Option<Self> {
+        if eth_len > hdr.len() || data_len > PAGE_SIZE {
+            return None;
+        }
+        let p = page.0.as_ptr();
+        core::mem::forget(page);
+        // SAFETY: `hdr` is valid for its length; the page reference passes to
+        // the helper, which puts it on failure.
+        unsafe {
+            Self::from_raw(ext::zcnet_helper_build_page_skb(
+                hdr.as_ptr().cast(),
+                hdr.len() as u32,
+                eth_len as u32,
+                p,
+                data_len as u32,
+                dev.as_raw(),
+            ))
+        }
+    }
+
+    /// Queues the skb for the receive path of `dev` (`netif_rx`).
+    pub fn deliver(mut self, dev: &NetDevice) {
+        self.set_dev(dev);
+        // SAFETY: The skb is valid and owned; `netif_rx` takes it over.
+        unsafe { ext::zcnet_helper_netif_rx(self.into_raw()) };
+    }
+
+    /// The Ethernet header in front of the data of a received frame (empty
+    /// when there is none).
+    pub fn mac_header(&self) -> &[u8] {
+        // SAFETY: The MAC header lies in the skb's head, `mac_len` bytes in
+        // front of `data` (zero when no MAC header was set).
+        unsafe {
+            let n = ext::zcnet_helper_skb_mac_len(self.raw()) as usize;
+            if n == 0 {
+                return &[];
+            }
+            core::slice::from_raw_parts(ext::zcnet_helper_skb_mac_header(self.raw()), n)
+        }
+    }
+}
+
+/// Monotonic time in nanoseconds.
+pub fn now_ns() -> u64 {
+    // SAFETY: `ktime_get_ns` may be called from any context.
+    unsafe { ext::zcnet_helper_now_ns() }
+}

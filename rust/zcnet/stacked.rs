@@ -35,6 +35,24 @@ pub enum Rx {
     Consumed,
 }
 
+/// What the rx path and the timer may ask of the device.
+pub struct Ctx<'a> {
+    timer: *mut ext::zcnet_timer,
+    _p: PhantomData<&'a ()>,
+}
+
+impl Ctx<'_> {
+    /// Arms the device's timer to fire in `us` microseconds (softirq context,
+    /// calling [`Stacked::on_timer`]) unless it is already armed.
+    pub fn arm_timer(&self, us: u64) {
+        if !self.timer.is_null() {
+            // SAFETY: The timer lives until dellink shuts it down, which
+            // happens only after the rx handler is gone and no callback runs.
+            unsafe { ext::zcnet_helper_timer_arm(self.timer, us as ffi::c_ulong) };
+        }
+    }
+}
+
 /// A device kind stacked on a lower Ethernet device.
 pub trait Stacked: Send + Sync + Sized + 'static {
     /// The link kind (`ip link add ... type KIND`).
@@ -50,13 +68,21 @@ pub trait Stacked: Send + Sync + Sized + 'static {
     fn default_mtu(lower: &NetDevice) -> u32;
 
     /// Creates the per-device state (RTNL held, may sleep).
-    fn new(lower: &NetDevice) -> Result<Self>;
+    fn new(lower: &NetDevice) -> impl PinInit<Self, Error>;
 
     /// Transmits `skb` (starting at its Ethernet header) through `lower`.
     fn xmit(&self, skb: SkBuff, lower: &NetDevice) -> TxResult;
 
     /// Handles a frame the lower device received (softirq, RCU held).
-    fn rx(&self, skb: SkBuff, dev: &NetDevice) -> Rx;
+    fn rx(&self, skb: SkBuff, dev: &NetDevice, ctx: &Ctx<'_>) -> Rx;
+
+    /// The device's timer fired (softirq).
+    fn on_timer(&self, _dev: &NetDevice, _ctx: &Ctx<'_>) {}
+
+    /// The device is being deleted: no frame and no timer will reach it any
+    /// more. Called with bottom halves disabled, so it may take the locks the
+    /// rx path takes. Drop what is held.
+    fn teardown(&self) {}
 
     /// Fills `out` (`STATS.len()` long) with the statistics.
     fn stats(&self, out: &mut [u64]);
@@ -90,12 +116,14 @@ struct DevStats {
 ///
 /// `lower` is the lower device for as long as the stacked device is registered
 /// (the notifier deletes the stacked device before the lower one goes);
-/// `state` is null or a `KBox<T>` leaked with `into_raw`, freed only by
-/// `priv_destructor`.
+/// `state` is null or a pinned `KBox<T>` leaked with `into_raw`, freed only by
+/// `priv_destructor`; `timer` is null or a timer whose callback is given the
+/// device, freed (after shutdown) by dellink or `priv_destructor`.
 #[repr(C)]
 struct Priv<T> {
     lower: *mut bindings::net_device,
     state: *mut T,
+    timer: *mut ext::zcnet_timer,
     stats: DevStats,
 }
 
@@ -214,10 +242,17 @@ unsafe extern "C" fn setup_cb<T: Stacked>(dev: *mut bindings::net_device) {
 unsafe extern "C" fn destructor_cb<T: Stacked>(dev: *mut bindings::net_device) {
     // SAFETY: The device is of kind `T`; nothing uses its state any more
     // (called after unregistration, or when registration failed).
-    let p = unsafe { priv_of::<T>(dev) };
-    if !p.state.is_null() {
-        // SAFETY: By the `Priv` invariant `state` came from `KBox::into_raw`.
-        drop(unsafe { KBox::from_raw(p.state) });
+    let p = unsafe { ext::zcnet_helper_netdev_priv(dev).cast::<Priv<T>>() };
+    // SAFETY: By the `Priv` invariant the timer (if still there) is ours, and
+    // `state` came from `KBox::into_raw` of a pinned box; it is dropped in
+    // place, never moved. Nothing else refers to the private area any more.
+    unsafe {
+        ext::zcnet_helper_timer_free((*p).timer);
+        (*p).timer = core::ptr::null_mut();
+        if !(*p).state.is_null() {
+            drop(Pin::new_unchecked(KBox::from_raw((*p).state)));
+            (*p).state = core::ptr::null_mut();
+        }
     }
 }
 
@@ -259,13 +294,21 @@ unsafe extern "C" fn newlink_cb<T: Stacked>(
             );
             return Err(EBUSY);
         }
-        let state = KBox::new(T::new(lower_dev)?, GFP_KERNEL)?;
+        let state = KBox::pin_init(T::new(lower_dev), GFP_KERNEL)?;
+        // SAFETY: The callback gets `dev`, which outlives the timer (dellink
+        // or priv_destructor shut it down first).
+        let timer = unsafe { ext::zcnet_helper_timer_new(Some(timer_cb::<T>), dev.cast()) };
+        if timer.is_null() {
+            return Err(ENOMEM);
+        }
         // SAFETY: `dev` is of kind `T`, not yet registered, so nothing else
-        // reads its private area. INVARIANT: `state` comes from `into_raw`.
+        // reads its private area. INVARIANT: `state` comes from `into_raw` of a
+        // pinned box that is never moved out; `timer` is ours.
         unsafe {
             let p = ext::zcnet_helper_netdev_priv(dev).cast::<Priv<T>>();
             (*p).lower = lower;
-            (*p).state = KBox::into_raw(state);
+            (*p).state = KBox::into_raw(Pin::into_inner_unchecked(state));
+            (*p).timer = timer;
             ext::zcnet_helper_copy_hw_addr(dev, lower);
             ext::zcnet_helper_dev_set_mtu(
                 dev,
@@ -309,12 +352,21 @@ unsafe extern "C" fn dellink_cb<T: Stacked>(
     head: *mut bindings::list_head,
 ) {
     // SAFETY: `dev` is a registered device of kind `T`; RTNL is held.
-    let p = unsafe { priv_of::<T>(dev) };
-    // SAFETY: `lower` is valid while `dev` is registered (see `Priv`); the rx
-    // handler goes first so no frame reaches `dev` once it starts going away.
+    let p = unsafe { ext::zcnet_helper_netdev_priv(dev).cast::<Priv<T>>() };
+    // SAFETY: `lower` is valid while `dev` is registered (see `Priv`). The rx
+    // handler goes first (unregistering waits for running handlers), then the
+    // timer (shut down, waiting for a running callback): after that nothing
+    // but this function touches the state, and `teardown` may drop what it
+    // holds, with bottom halves off as its locks require.
     unsafe {
-        ext::netdev_rx_handler_unregister(p.lower);
-        ext::netdev_upper_dev_unlink(p.lower, dev);
+        let lower = (*p).lower;
+        ext::netdev_rx_handler_unregister(lower);
+        ext::zcnet_helper_timer_free((*p).timer);
+        (*p).timer = core::ptr::null_mut();
+        ext::zcnet_helper_bh_disable();
+        (*(*p).state).teardown();
+        ext::zcnet_helper_bh_enable();
+        ext::netdev_upper_dev_unlink(lower, dev);
         ext::unregister_netdevice_queue(dev, head);
     }
 }
@@ -386,7 +438,11 @@ unsafe extern "C" fn rx_handler_cb<T: Stacked>(
     // SAFETY: `state` is set before the handler is registered and freed only
     // after the device is unregistered.
     let state = unsafe { &*p.state };
-    match state.rx(skb, dev) {
+    let ctx = Ctx {
+        timer: p.timer,
+        _p: PhantomData,
+    };
+    match state.rx(skb, dev, &ctx) {
         Rx::Pass(mut skb) => {
             p.stats.rx_packets.add(1, Relaxed);
             p.stats.rx_bytes.add(u64::from(skb.len()), Relaxed);
@@ -396,6 +452,20 @@ unsafe extern "C" fn rx_handler_cb<T: Stacked>(
             ext::rx_handler_result_RX_HANDLER_ANOTHER
         }
         Rx::Consumed => ext::rx_handler_result_RX_HANDLER_CONSUMED,
+    }
+}
+
+unsafe extern "C" fn timer_cb<T: Stacked>(data: *mut ffi::c_void) {
+    let dev = data.cast::<bindings::net_device>();
+    // SAFETY: The timer's data is its device, which outlives the timer; the
+    // state is set before the timer can be armed (by the rx path).
+    unsafe {
+        let p = priv_of::<T>(dev);
+        let ctx = Ctx {
+            timer: p.timer,
+            _p: PhantomData,
+        };
+        (*p.state).on_timer(NetDevice::from_raw(dev), &ctx);
     }
 }
 
