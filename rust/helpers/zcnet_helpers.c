@@ -105,6 +105,13 @@ void zcnet_helper_stacked_setup(struct net_device *dev, const struct net_device_
 	dev->netdev_ops = ops;
 	dev->ethtool_ops = eops;
 	dev->priv_destructor = destructor;
+	/*
+	 * Scatter-gather and checksum offload: the stack hands over packets whose
+	 * payload is in page fragments (the driver references them rather than
+	 * copying) with the transport checksum still to be computed.
+	 */
+	dev->hw_features = NETIF_F_SG | NETIF_F_HW_CSUM;
+	dev->features = dev->hw_features;
 	dev->min_mtu = ETH_MIN_MTU;
 	dev->max_mtu = IP_MAX_MTU - ETH_HLEN;
 }
@@ -318,4 +325,120 @@ void zcnet_helper_bh_enable(void)
 u64 zcnet_helper_now_ns(void)
 {
 	return ktime_get_ns();
+}
+
+#include <linux/skbuff_ref.h>
+
+/*
+ * One IPv4 fragment of `from` for transmission: `hdr` (Ethernet + IPv4 header,
+ * already rewritten for the fragment) in a fresh linear part, then the `len`
+ * payload bytes at offset `off` of `from`'s data as page fragments that
+ * reference `from`'s pages: no payload byte is copied. Payload in `from`'s
+ * linear part is referenced through its head page when the head is a page
+ * fragment, copied otherwise; *copied says how many payload bytes were
+ * copied. Falls back to copying everything when `from` has a frag_list,
+ * carries user-space zero-copy pages (their completion would fire when `from`
+ * is freed, before the fragments left), or would need more than
+ * MAX_SKB_FRAGS fragments. NULL when memory is short or the range is out of
+ * bounds.
+ */
+struct sk_buff *zcnet_helper_build_tx_frag(struct sk_buff *from, const void *hdr,
+					   unsigned int hdr_len, unsigned int off,
+					   unsigned int len, unsigned int headroom,
+					   bool allow_ref, unsigned int *copied)
+{
+	unsigned int headlen = skb_headlen(from), end = off + len, lin = 0, pos, nfr = 0;
+	struct skb_shared_info *sh = skb_shinfo(from);
+	struct sk_buff *skb;
+	int i;
+
+	*copied = 0;
+	if (end < off || end > from->len)
+		return NULL;
+	if (!allow_ref || skb_has_frag_list(from) || skb_zcopy(from))
+		goto copy_all;
+	if (off < headlen) {
+		lin = min(end, headlen) - off;
+		if (from->head_frag)
+			nfr++;
+	}
+	pos = headlen;
+	for (i = 0; i < sh->nr_frags && pos < end; i++) {
+		unsigned int fs = skb_frag_size(&sh->frags[i]);
+
+		if (pos + fs > off)
+			nfr++;
+		pos += fs;
+	}
+	if (nfr > MAX_SKB_FRAGS)
+		goto copy_all;
+
+	skb = alloc_skb(headroom + hdr_len + (from->head_frag ? 0 : lin), GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, headroom);
+	skb_put_data(skb, hdr, hdr_len);
+	nfr = 0;
+	if (lin) {
+		if (from->head_frag) {
+			struct page *page = virt_to_head_page(from->head);
+			unsigned int po = from->data + off - (unsigned char *)page_address(page);
+
+			get_page(page);
+			__skb_fill_netmem_desc(skb, nfr++, page_to_netmem(page), po, lin);
+			skb_len_add(skb, lin);
+		} else {
+			skb_put_data(skb, from->data + off, lin);
+			*copied = lin;
+		}
+	}
+	pos = headlen;
+	for (i = 0; i < sh->nr_frags && pos < end; i++) {
+		unsigned int fs = skb_frag_size(&sh->frags[i]);
+		unsigned int a = max(pos, off), b = min(pos + fs, end);
+
+		if (a < b) {
+			skb_frag_t *f = &skb_shinfo(skb)->frags[nfr++];
+
+			*f = sh->frags[i];
+			skb_frag_off_add(f, a - pos);
+			skb_frag_size_set(f, b - a);
+			__skb_frag_ref(f);
+			skb_len_add(skb, b - a);
+		}
+		pos += fs;
+	}
+	skb_shinfo(skb)->nr_frags = nfr;
+	/* The pages may be shared (page cache, another skb): nobody writes them. */
+	skb_shinfo(skb)->flags |= sh->flags & SKBFL_SHARED_FRAG;
+	goto done;
+
+copy_all:
+	skb = alloc_skb(headroom + hdr_len + len, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, headroom);
+	skb_put_data(skb, hdr, hdr_len);
+	if (skb_copy_bits(from, off, skb_put(skb, len), len)) {
+		kfree_skb(skb);
+		return NULL;
+	}
+	*copied = len;
+done:
+	skb_reset_mac_header(skb);
+	skb->protocol = htons(ETH_P_IP);
+	skb->priority = from->priority;
+	skb->mark = from->mark;
+	skb_set_queue_mapping(skb, skb_get_queue_mapping(from));
+	return skb;
+}
+
+bool zcnet_helper_dev_has_sg(const struct net_device *dev)
+{
+	return dev->features & NETIF_F_SG;
+}
+
+bool zcnet_helper_skb_for_host(const struct sk_buff *skb)
+{
+	return skb->pkt_type == PACKET_HOST;
 }

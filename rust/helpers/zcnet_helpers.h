@@ -17,7 +17,6 @@ struct module *zcnet_helper_this_module(void);
 /* The kernel's release string (utsname()->release), for log lines. */
 const char *zcnet_helper_kernel_release(void);
 
-#endif
 
 struct net_device;
 struct sk_buff;
@@ -119,3 +118,19 @@ void zcnet_helper_bh_disable(void);
 void zcnet_helper_bh_enable(void);
 /* ktime_get_ns() */
 u64 zcnet_helper_now_ns(void);
+/*
+ * One IPv4 fragment of `from`: `hdr` (Ethernet + IPv4) linear, then `len`
+ * payload bytes from offset `off` of `from` referenced as page fragments
+ * (copied when `allow_ref` is false or referencing is impossible); *copied
+ * gets the payload bytes copied. NULL when memory is short or out of range.
+ */
+struct sk_buff *zcnet_helper_build_tx_frag(struct sk_buff *from, const void *hdr,
+					   unsigned int hdr_len, unsigned int off,
+					   unsigned int len, unsigned int headroom,
+					   bool allow_ref, unsigned int *copied);
+/* dev->features & NETIF_F_SG */
+bool zcnet_helper_dev_has_sg(const struct net_device *dev);
+/* skb->pkt_type == PACKET_HOST */
+bool zcnet_helper_skb_for_host(const struct sk_buff *skb);
+
+#endif /* ZCNET_HELPERS_H */

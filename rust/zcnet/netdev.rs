@@ -56,6 +56,13 @@ impl NetDevice {
         unsafe { ext::zcnet_helper_dev_is_up(self.as_raw()) }
     }
 
+    /// True when the device takes non-linear skbs (`NETIF_F_SG`): fragments
+    /// that reference pages go out without being linearised (copied) first.
+    pub fn has_sg(&self) -> bool {
+        // SAFETY: By the type invariant the device is valid.
+        unsafe { ext::zcnet_helper_dev_has_sg(self.as_raw()) }
+    }
+
     /// Bytes the device wants reserved in front of a frame it transmits.
     pub fn reserved_headroom(&self) -> u32 {
         // SAFETY: By the type invariant the device is valid.
@@ -198,6 +205,47 @@ impl SkBuff {
         // SAFETY: The skb is valid and owned; `__dev_queue_xmit` takes it over.
         let rc = unsafe { ext::__dev_queue_xmit(self.into_raw(), core::ptr::null_mut()) };
         rc == 0
+    }
+
+    /// True for a frame addressed to this host (`PACKET_HOST`), not a
+    /// broadcast, multicast or another host's frame seen in promiscuous mode.
+    pub fn is_for_host(&self) -> bool {
+        // SAFETY: By the type invariant the skb is valid.
+        unsafe { ext::zcnet_helper_skb_for_host(self.raw()) }
+    }
+
+    /// Builds one IPv4 fragment of this packet for transmission: `hdr`
+    /// (Ethernet and the fragment's IPv4 header) in front, then `len` bytes
+    /// from `off` of this skb's data. With `allow_ref` the payload is not
+    /// copied: the fragment references this skb's pages (which stay alive
+    /// while it does). Returns the fragment and how many payload bytes had to
+    /// be copied anyway (payload in a non-page head, or an skb the helper
+    /// cannot reference); `None` when memory is short or the range is wrong.
+    pub fn tx_fragment(
+        &self,
+        hdr: &[u8],
+        off: u32,
+        len: u32,
+        headroom: u32,
+        allow_ref: bool,
+    ) -> Option<(SkBuff, u32)> {
+        let mut copied = 0u32;
+        // SAFETY: The skb is valid; `hdr` is readable for its length; the
+        // helper takes page references (never ownership) from `self` and
+        // returns a new skb we own, or null.
+        let skb = unsafe {
+            Self::from_raw(ext::zcnet_helper_build_tx_frag(
+                self.raw(),
+                hdr.as_ptr().cast(),
+                hdr.len() as u32,
+                off,
+                len,
+                headroom,
+                allow_ref,
+                &mut copied,
+            ))
+        }?;
+        Some((skb, copied))
     }
 
     /// Frees the skb as consumed, not dropped (it did its job).

@@ -8,8 +8,10 @@
 //! packet larger than the lower device's MTU as standard IPv4 fragments, so an
 //! unmodified receiver reassembles it.
 //!
-//! Transmit: fragments are built by copying (`tx_copied_bytes` counts it; the
-//! zero-copy fragmenter that references the payload pages comes next).
+//! Transmit: each fragment is a fresh Ethernet + IPv4 header followed by page
+//! fragments that reference the packet's own payload pages
+//! (`tx_referenced_bytes`); only payload that sits in a non-page linear head,
+//! or a lower device without scatter-gather, costs a copy (`tx_copied_bytes`).
 //!
 //! Receive speculation (paper §3.2.3): the fragments of a packet are placed as
 //! they arrive, payload straight at its offset in a page, headers apart
@@ -91,8 +93,10 @@ mod c {
     pub(crate) const RX_COPIED_BYTES: usize = 30;
     pub(crate) const RX_BAD_HEADER: usize = 31;
     pub(crate) const SLOTS_IN_USE: usize = 32;
+    pub(crate) const TX_REFERENCED_BYTES: usize = 33;
+    pub(crate) const RX_NOT_FOR_HOST: usize = 34;
 }
-const NCOUNTERS: usize = 33;
+const NCOUNTERS: usize = 35;
 const NAMES: [&str; NCOUNTERS] = [
     "rx_frames",
     "rx_ipv4_fragments",
@@ -127,6 +131,8 @@ const NAMES: [&str; NCOUNTERS] = [
     "rx_copied_bytes",
     "rx_bad_header",
     "slots_in_use",
+    "tx_referenced_bytes",
+    "rx_not_for_host",
 ];
 const _: () = assert!(c::MISS_BASE + spec::MISS_REASONS == c::RX_NO_SLOT);
 
@@ -425,37 +431,40 @@ impl ZcFrag {
             self.next_id.fetch_add(1, Relaxed) as u16
         };
         let headroom = lower.reserved_headroom();
+        // Referencing the payload pages needs a lower device that takes
+        // non-linear frames; otherwise the core would linearise (copy) each
+        // fragment anyway, so copy here, where it is counted.
+        let by_ref = lower.has_sg();
         let mut sent = TxResult {
             frames: 0,
             bytes: 0,
             dropped: false,
         };
+        let mut fh = [0u8; ETH_HLEN + ipv4::MIN_HEADER_LEN];
+        fh.copy_from_slice(&hdr[..ETH_HLEN + hl]);
         for f in plan.iter() {
             let len = ETH_HLEN + hl + f.len;
-            let Some(mut frag) = SkBuff::alloc(headroom, len as u32) else {
-                return self.drop_tx(c::TX_DROP_NOMEM, skb);
-            };
-            let Ok(buf) = frag.put(len as u32) else {
-                return self.drop_tx(c::TX_DROP_NOMEM, skb);
-            };
-            buf[..ETH_HLEN + hl].copy_from_slice(&hdr[..ETH_HLEN + hl]);
-            let ok = ipv4::rewrite(
-                &mut buf[ETH_HLEN..ETH_HLEN + hl],
+            if !ipv4::rewrite(
+                &mut fh[ETH_HLEN..],
                 hl + f.len,
                 id,
                 ip.frag_offset + f.offset,
                 f.mf || ip.mf,
-            );
-            if !ok
-                || skb
-                    .copy_bits((ETH_HLEN + hl + f.offset) as u32, &mut buf[ETH_HLEN + hl..])
-                    .is_err()
-            {
+            ) {
                 return self.drop_tx(c::TX_DROP_MALFORMED, skb);
             }
-            self.counters.add(c::TX_COPIED_BYTES, f.len as u64);
-            frag.set_protocol_be(ETH_P_IP_BE);
-            frag.copy_meta_from(&skb);
+            let Some((frag, copied)) = skb.tx_fragment(
+                &fh,
+                (ETH_HLEN + hl + f.offset) as u32,
+                f.len as u32,
+                headroom,
+                by_ref,
+            ) else {
+                return self.drop_tx(c::TX_DROP_NOMEM, skb);
+            };
+            self.counters.add(c::TX_COPIED_BYTES, u64::from(copied));
+            self.counters
+                .add(c::TX_REFERENCED_BYTES, f.len as u64 - u64::from(copied));
             if !frag.xmit(lower) {
                 // The lower device's queue dropped it; TCP will retransmit.
                 self.counters.inc(c::TX_DROP_LOWER);
@@ -517,6 +526,12 @@ impl stacked::Stacked for ZcFrag {
         self.counters.inc(c::RX_FRAMES);
         if skb.protocol_be() != ETH_P_IP_BE {
             self.counters.inc(c::RX_FRAMES_SMALL);
+            return Rx::Pass(skb);
+        }
+        if !skb.is_for_host() {
+            // Broadcast, multicast, or another host's frame (promiscuous
+            // mode): never speculated on, never delivered as this host's.
+            self.counters.inc(c::RX_NOT_FOR_HOST);
             return Rx::Pass(skb);
         }
         self.speculate(skb, dev, ctx)

@@ -101,10 +101,23 @@ ip -n b addr flush dev vb
 ip -n b addr add "$ZC_IP_B/24" dev zf1
 ip -n b link set zf1 up
 before=$(stat a zf0 tx_fragmented_packets)
+cp0=$(stat a zf0 tx_copied_bytes); rf0=$(stat a zf0 tx_referenced_bytes)
 tcp_xfer a b "$ZC_IP_B" 67108864 "TCP 64 MiB zcfrag -> zcfrag, sha256"
 tcp_xfer b a "$ZC_IP_A" 16777216 "TCP 16 MiB zcfrag -> zcfrag (reverse), sha256"
 n=$(( $(stat a zf0 tx_fragmented_packets) - before ))
 [ $n -ge 16000 ] && t_ok "page-sized segments were fragmented ($n packets for 64 MiB)" || t_fail "page-sized segments were fragmented" "only $n"
+cp=$(( $(stat a zf0 tx_copied_bytes) - cp0 )); rf=$(( $(stat a zf0 tx_referenced_bytes) - rf0 ))
+echo "# transmit: $rf payload bytes referenced, $cp copied"
+[ $rf -ge 60000000 ] && [ $((cp * 100)) -le $rf ] && t_ok "TCP fragments reference the payload pages (copied $cp of $((rf + cp)) bytes)" || t_fail "TCP fragments reference the payload pages" "referenced $rf, copied $cp"
+# With scatter-gather off on zf0 the stack hands over linear packets: the
+# fragments are then copied (the baseline the counters compare against).
+ip -n a link set zf0 down; ethtool_out=$(ip netns exec a ethtool -K zf0 sg off 2>&1); ip -n a link set zf0 up
+cp0=$(stat a zf0 tx_copied_bytes)
+tcp_xfer a b "$ZC_IP_B" 4194304 "TCP 4 MiB with sg off on zf0 (copying transmit), sha256"
+cp=$(( $(stat a zf0 tx_copied_bytes) - cp0 ))
+[ $cp -ge 4000000 ] && t_ok "sg off: fragments copied ($cp bytes)" || t_fail "sg off: fragments copied" "$cp bytes; $ethtool_out"
+ip netns exec a ethtool -K zf0 sg on
+ip netns exec a ethtool -k zf0 | grep -q "^scatter-gather: on" && t_ok "ethtool -k: scatter-gather on" || t_fail "ethtool -k: scatter-gather on"
 udp_xfer a b "$ZC_IP_B" 200 8000 "UDP 200 x 8000 B zcfrag -> zcfrag"
 
 # --- receive speculation: clean traffic lands in single pages ---
