@@ -93,6 +93,55 @@ bool zcnet_helper_skb_is_loopback(const struct sk_buff *skb)
 	return skb->pkt_type == PACKET_LOOPBACK;
 }
 
+/*
+ * The driver's sysfs group (/sys/class/net/DEV/GROUP/ATTR), one per module:
+ * filled by zcnet_helper_sysfs_add() at module init, before any device exists.
+ */
+#define ZCNET_SYSFS_MAX 16
+static struct device_attribute zcnet_sysfs_attrs[ZCNET_SYSFS_MAX];
+static struct attribute *zcnet_sysfs_ptrs[ZCNET_SYSFS_MAX + 1];
+static struct attribute_group zcnet_sysfs_group = { .attrs = zcnet_sysfs_ptrs };
+static ssize_t (*zcnet_sysfs_show)(struct net_device *dev, unsigned int idx, char *buf);
+static ssize_t (*zcnet_sysfs_store)(struct net_device *dev, unsigned int idx,
+				    const char *buf, size_t len);
+
+static ssize_t zcnet_attr_show(struct device *d, struct device_attribute *attr, char *buf)
+{
+	return zcnet_sysfs_show(to_net_dev(d), attr - zcnet_sysfs_attrs, buf);
+}
+
+static ssize_t zcnet_attr_store(struct device *d, struct device_attribute *attr,
+				const char *buf, size_t len)
+{
+	return zcnet_sysfs_store(to_net_dev(d), attr - zcnet_sysfs_attrs, buf, len);
+}
+
+int zcnet_helper_sysfs_add(unsigned int idx, const char *name, bool writable)
+{
+	struct device_attribute *a;
+
+	if (idx >= ZCNET_SYSFS_MAX)
+		return -E2BIG;
+	a = &zcnet_sysfs_attrs[idx];
+	sysfs_attr_init(&a->attr);
+	a->attr.name = name;
+	a->attr.mode = writable ? 0644 : 0444;
+	a->show = zcnet_attr_show;
+	a->store = writable ? zcnet_attr_store : NULL;
+	zcnet_sysfs_ptrs[idx] = &a->attr;
+	return 0;
+}
+
+void zcnet_helper_sysfs_set(const char *group,
+			    ssize_t (*show)(struct net_device *dev, unsigned int idx, char *buf),
+			    ssize_t (*store)(struct net_device *dev, unsigned int idx,
+					     const char *buf, size_t len))
+{
+	zcnet_sysfs_show = show;
+	zcnet_sysfs_store = store;
+	zcnet_sysfs_group.name = group;
+}
+
 void zcnet_helper_stacked_setup(struct net_device *dev, const struct net_device_ops *ops,
 				const struct ethtool_ops *eops,
 				void (*destructor)(struct net_device *dev))
@@ -112,6 +161,8 @@ void zcnet_helper_stacked_setup(struct net_device *dev, const struct net_device_
 	 */
 	dev->hw_features = NETIF_F_SG | NETIF_F_HW_CSUM;
 	dev->features = dev->hw_features;
+	if (zcnet_sysfs_group.name)
+		dev->sysfs_groups[0] = &zcnet_sysfs_group;
 	dev->min_mtu = ETH_MIN_MTU;
 	dev->max_mtu = IP_MAX_MTU - ETH_HLEN;
 }
@@ -300,8 +351,8 @@ struct zcnet_timer *zcnet_helper_timer_new(void (*fn)(void *data), void *data)
 
 void zcnet_helper_timer_arm(struct zcnet_timer *t, unsigned long delay_us)
 {
-	if (!timer_pending(&t->timer))
-		mod_timer(&t->timer, jiffies + usecs_to_jiffies(delay_us) + 1);
+	/* Never later than already armed; cheap when an earlier expiry is set. */
+	timer_reduce(&t->timer, jiffies + usecs_to_jiffies(delay_us) + 1);
 }
 
 void zcnet_helper_timer_free(struct zcnet_timer *t)
@@ -441,4 +492,40 @@ bool zcnet_helper_dev_has_sg(const struct net_device *dev)
 bool zcnet_helper_skb_for_host(const struct sk_buff *skb)
 {
 	return skb->pkt_type == PACKET_HOST;
+}
+
+/*
+ * An Ethernet frame of `len` bytes (destination, source, EtherType, payload;
+ * padded to the Ethernet minimum) ready for dev_queue_xmit on `dev`.
+ */
+struct sk_buff *zcnet_helper_build_frame(struct net_device *dev, const void *data,
+					 unsigned int len)
+{
+	unsigned int flen = max_t(unsigned int, len, ETH_ZLEN);
+	struct sk_buff *skb;
+
+	if (len < ETH_HLEN)
+		return NULL;
+	skb = alloc_skb(LL_RESERVED_SPACE(dev) + flen, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, LL_RESERVED_SPACE(dev));
+	skb_put_data(skb, data, len);
+	if (flen > len)
+		skb_put_zero(skb, flen - len);
+	skb_reset_mac_header(skb);
+	skb_reset_network_header(skb);
+	skb->protocol = ((const struct ethhdr *)data)->h_proto;
+	skb->dev = dev;
+	return skb;
+}
+
+void zcnet_helper_dev_addr(const struct net_device *dev, u8 *out)
+{
+	memcpy(out, dev->dev_addr, ETH_ALEN);
+}
+
+bool zcnet_helper_net_admin_capable(const struct net_device *dev)
+{
+	return ns_capable(dev_net(dev)->user_ns, CAP_NET_ADMIN);
 }

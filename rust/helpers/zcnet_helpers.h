@@ -133,4 +133,19 @@ bool zcnet_helper_dev_has_sg(const struct net_device *dev);
 /* skb->pkt_type == PACKET_HOST */
 bool zcnet_helper_skb_for_host(const struct sk_buff *skb);
 
+/* Attribute `idx` (< 16) of the module's sysfs group: 0644 or 0444. */
+int zcnet_helper_sysfs_add(unsigned int idx, const char *name, bool writable);
+/* Names the group (devices created afterwards get it) and its callbacks. */
+void zcnet_helper_sysfs_set(const char *group,
+			    ssize_t (*show)(struct net_device *dev, unsigned int idx, char *buf),
+			    ssize_t (*store)(struct net_device *dev, unsigned int idx,
+					     const char *buf, size_t len));
+/* An Ethernet frame (header included, padded to 60 bytes) for `dev`. */
+struct sk_buff *zcnet_helper_build_frame(struct net_device *dev, const void *data,
+					 unsigned int len);
+/* The device's MAC address (6 bytes) into `out`. */
+void zcnet_helper_dev_addr(const struct net_device *dev, u8 *out);
+/* CAP_NET_ADMIN in the device's network namespace. */
+bool zcnet_helper_net_admin_capable(const struct net_device *dev);
+
 #endif /* ZCNET_HELPERS_H */

@@ -7,6 +7,7 @@
 //! user-space crate `tools/zcwire`, where `cargo test` and `cargo fuzz`
 //! exercise them.
 
+pub mod admission;
 pub mod checksum;
 pub mod ipv4;
 pub mod spec;

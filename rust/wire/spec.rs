@@ -133,6 +133,46 @@ pub enum This {
     Place(Place),
     /// No free slot: give it to the normal path.
     NoSlot,
+    /// Admission is required and the flow holds no grant: the normal path.
+    NotAdmitted,
+}
+
+/// A flow as the slots see it: fragments after the first carry no ports, so
+/// a slot follows one (source, destination, protocol) triple.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowKey {
+    /// Source address.
+    pub src: [u8; 4],
+    /// Destination address.
+    pub dst: [u8; 4],
+    /// IP protocol.
+    pub protocol: u8,
+}
+
+/// Which flows may start a train in a free slot (paper §4.1, §4.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// Any flow takes a free slot that is not reserved; a grant reserves one.
+    Open,
+    /// Only flows holding a grant are speculated on.
+    Required,
+}
+
+/// The answer to an admission request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grant {
+    /// The flow holds the slot (reserved for it until released or idle).
+    Granted(usize),
+    /// The flow held the slot already: the grant is renewed.
+    Renewed(usize),
+    /// Every usable slot is reserved or busy with another flow.
+    Refused,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Reservation {
+    key: FlowKey,
+    last_ns: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,11 +188,14 @@ struct Train {
     started_ns: u64,
 }
 
-/// The engine, with `N` slots.
+/// The engine, with room for `N` slots of which the first `limit` are used.
 #[derive(Debug)]
 pub struct Engine<const N: usize> {
     params: Params,
     slots: [Option<Train>; N],
+    grants: [Option<Reservation>; N],
+    limit: usize,
+    admission: Admission,
 }
 
 impl<const N: usize> Engine<N> {
@@ -161,7 +204,98 @@ impl<const N: usize> Engine<N> {
         Self {
             params,
             slots: [None; N],
+            grants: [None; N],
+            limit: N,
+            admission: Admission::Open,
         }
+    }
+
+    /// Uses the first `n` slots (1 to `N`) for new trains and grants. Trains
+    /// and grants in slots beyond run to their end.
+    pub fn set_limit(&mut self, n: usize) {
+        self.limit = n.clamp(1, N);
+    }
+
+    /// Slots in use for new trains.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Sets the admission policy.
+    pub fn set_admission(&mut self, a: Admission) {
+        self.admission = a;
+    }
+
+    /// The admission policy.
+    pub fn admission(&self) -> Admission {
+        self.admission
+    }
+
+    /// Sets the train timeout.
+    pub fn set_timeout_ns(&mut self, ns: u64) {
+        self.params.timeout_ns = ns;
+    }
+
+    fn grant_of(&self, key: &FlowKey) -> Option<usize> {
+        self.grants
+            .iter()
+            .position(|g| g.is_some_and(|g| g.key == *key))
+    }
+
+    /// Grants `key` a slot (paper §4.1 Fast_Ack), or refuses (Fast_NAck) when
+    /// every usable slot is reserved or following another flow. Asking again
+    /// renews the grant.
+    pub fn grant(&mut self, key: FlowKey, now_ns: u64) -> Grant {
+        if let Some(s) = self.grant_of(&key) {
+            if let Some(g) = self.grants[s].as_mut() {
+                g.last_ns = now_ns;
+            }
+            return Grant::Renewed(s);
+        }
+        let free = (0..self.limit).find(|&i| {
+            self.grants[i].is_none()
+                && self.slots[i].is_none_or(|t| {
+                    t.src == key.src && t.dst == key.dst && t.protocol == key.protocol
+                })
+        });
+        match free {
+            Some(s) => {
+                self.grants[s] = Some(Reservation {
+                    key,
+                    last_ns: now_ns,
+                });
+                Grant::Granted(s)
+            }
+            None => Grant::Refused,
+        }
+    }
+
+    /// Ends the grant of `key` (Fast_Rel, or the sender closed); its slot's
+    /// running train, if any, completes normally. Returns the slot.
+    pub fn release(&mut self, key: &FlowKey) -> Option<usize> {
+        let s = self.grant_of(key)?;
+        self.grants[s] = None;
+        Some(s)
+    }
+
+    /// Ends one grant idle for `idle_ns` or more; returns its flow (call
+    /// again until `None`).
+    pub fn expire_grants(&mut self, now_ns: u64, idle_ns: u64) -> Option<FlowKey> {
+        let s = self
+            .grants
+            .iter()
+            .position(|g| g.is_some_and(|g| now_ns.saturating_sub(g.last_ns) >= idle_ns))?;
+        self.grants[s].take().map(|g| g.key)
+    }
+
+    /// Grants held now.
+    pub fn grants(&self) -> usize {
+        self.grants.iter().filter(|g| g.is_some()).count()
+    }
+
+    /// The grant of slot `i`, if any: its flow and when it was last used.
+    pub fn grant_at(&self, i: usize) -> Option<(FlowKey, u64)> {
+        self.grants.get(i)?.map(|g| (g.key, g.last_ns))
     }
 
     /// The parameters.
@@ -236,11 +370,34 @@ impl<const N: usize> Engine<N> {
             if len - l4len > self.params.page_size {
                 return miss_now(Miss::TooBig);
             }
-            let Some(slot) = flow.or_else(|| self.slots.iter().position(|s| s.is_none())) else {
-                return Step {
-                    flush,
-                    this: This::NoSlot,
-                };
+            let key = FlowKey {
+                src: h.src,
+                dst: h.dst,
+                protocol: h.protocol,
+            };
+            let granted = self.grant_of(&key);
+            if let Some(g) = granted.and_then(|s| self.grants[s].as_mut()) {
+                g.last_ns = now_ns;
+            }
+            let free =
+                || (0..self.limit).find(|&i| self.slots[i].is_none() && self.grants[i].is_none());
+            let slot = match (flow.or(granted), self.admission) {
+                (Some(s), _) => s,
+                (None, Admission::Required) => {
+                    return Step {
+                        flush,
+                        this: This::NotAdmitted,
+                    }
+                }
+                (None, Admission::Open) => match free() {
+                    Some(s) => s,
+                    None => {
+                        return Step {
+                            flush,
+                            this: This::NoSlot,
+                        }
+                    }
+                },
             };
             self.slots[slot] = Some(Train {
                 src: h.src,
@@ -644,7 +801,7 @@ mod tests {
                     }
                 }
                 match st.this {
-                    This::Pass | This::NoSlot => normal += 1,
+                    This::Pass | This::NoSlot | This::NotAdmitted => normal += 1,
                     This::Place(p) => {
                         held[p.slot].push((p.page_off, p.page_len));
                         if let Some(c) = p.complete {
@@ -726,5 +883,92 @@ mod tests {
             };
             assert_eq!(completed, want, "{seq:?}");
         }
+    }
+
+    fn key(src_last: u8) -> FlowKey {
+        FlowKey {
+            src: [198, 18, 0, src_last],
+            dst: DST,
+            protocol: 6,
+        }
+    }
+
+    fn train_from(src_last: u8, id: u16) -> [Header; 3] {
+        page_train(id).map(|mut h| {
+            h.src[3] = src_last;
+            h
+        })
+    }
+
+    #[test]
+    fn grants_reserve_slots_and_refuse_when_full() {
+        let mut e = Engine::<4>::new(Params::DEFAULT);
+        e.set_limit(2);
+        assert_eq!(e.grant(key(1), 0), Grant::Granted(0));
+        assert_eq!(e.grant(key(1), 5), Grant::Renewed(0), "asking again renews");
+        assert_eq!(e.grant(key(2), 0), Grant::Granted(1));
+        assert_eq!(e.grant(key(3), 0), Grant::Refused, "limit 2: full");
+        assert_eq!(e.grants(), 2);
+        // Open admission: an ungranted flow finds no unreserved slot.
+        let t3 = train_from(3, 9);
+        assert_eq!(e.on_fragment(&t3[0], &tcp_l4(), 0).this, This::NoSlot);
+        // The granted flows speculate in their own slots.
+        let t1 = train_from(1, 1);
+        assert_eq!(place(e.on_fragment(&t1[0], &tcp_l4(), 1)).slot, 0);
+        let t2 = train_from(2, 1);
+        assert_eq!(place(e.on_fragment(&t2[0], &tcp_l4(), 1)).slot, 1);
+        // Release: the slot goes to the next request once its train ends.
+        assert_eq!(e.release(&key(2)), Some(1));
+        assert_eq!(
+            e.grant(key(3), 2),
+            Grant::Refused,
+            "slot 1 still follows flow 2"
+        );
+        place(e.on_fragment(&t2[1], &[], 2));
+        assert!(place(e.on_fragment(&t2[2], &[], 2)).complete.is_some());
+        assert_eq!(e.grant(key(3), 3), Grant::Granted(1));
+        assert_eq!(e.release(&key(9)), None);
+    }
+
+    #[test]
+    fn required_admission_speculates_only_on_grants() {
+        let mut e = Engine::<4>::new(Params::DEFAULT);
+        e.set_admission(Admission::Required);
+        let t1 = train_from(1, 1);
+        assert_eq!(e.on_fragment(&t1[0], &tcp_l4(), 0).this, This::NotAdmitted);
+        assert_eq!(e.busy(), 0);
+        assert_eq!(e.grant(key(1), 0), Grant::Granted(0));
+        let l4 = tcp_l4();
+        for (i, f) in t1.iter().enumerate() {
+            let p = place(e.on_fragment(f, if i == 0 { &l4[..] } else { &[] }, 1));
+            assert_eq!(p.complete.is_some(), i == 2);
+        }
+        // An idle grant expires; then the flow is not admitted any more.
+        assert_eq!(
+            e.expire_grants(1_000, 1_000),
+            None,
+            "used at 1, idle 999 ns"
+        );
+        assert_eq!(e.expire_grants(1_001, 1_000), Some(key(1)));
+        assert_eq!(e.grants(), 0);
+        let t1 = train_from(1, 2);
+        assert_eq!(e.on_fragment(&t1[0], &tcp_l4(), 2).this, This::NotAdmitted);
+    }
+
+    #[test]
+    fn slot_limit_applies_to_new_trains() {
+        let mut e = Engine::<4>::new(Params::DEFAULT);
+        e.set_limit(1);
+        place(e.on_fragment(&train_from(1, 1)[0], &tcp_l4(), 0));
+        assert_eq!(
+            e.on_fragment(&train_from(2, 1)[0], &tcp_l4(), 0).this,
+            This::NoSlot
+        );
+        e.set_limit(0);
+        assert_eq!(e.limit(), 1, "at least one slot");
+        e.set_limit(99);
+        assert_eq!(e.limit(), 4, "at most N");
+        place(e.on_fragment(&train_from(2, 1)[0], &tcp_l4(), 0));
+        assert_eq!(e.busy(), 2);
     }
 }

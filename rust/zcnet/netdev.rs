@@ -63,6 +63,21 @@ impl NetDevice {
         unsafe { ext::zcnet_helper_dev_has_sg(self.as_raw()) }
     }
 
+    /// The device's MAC address.
+    pub fn mac_addr(&self) -> [u8; 6] {
+        let mut a = [0u8; 6];
+        // SAFETY: By the type invariant the device is valid; `a` has 6 bytes.
+        unsafe { ext::zcnet_helper_dev_addr(self.as_raw(), a.as_mut_ptr()) };
+        a
+    }
+
+    /// True when the current task holds `CAP_NET_ADMIN` in the device's
+    /// network namespace (for configuration requests from user space).
+    pub fn net_admin_capable(&self) -> bool {
+        // SAFETY: By the type invariant the device is valid.
+        unsafe { ext::zcnet_helper_net_admin_capable(self.as_raw()) }
+    }
+
     /// Bytes the device wants reserved in front of a frame it transmits.
     pub fn reserved_headroom(&self) -> u32 {
         // SAFETY: By the type invariant the device is valid.
@@ -106,6 +121,20 @@ impl SkBuff {
     pub fn alloc(headroom: u32, len: u32) -> Option<Self> {
         // SAFETY: The helper returns a fresh skb or null; we own the result.
         unsafe { Self::from_raw(ext::zcnet_helper_alloc_skb(headroom, len)) }
+    }
+
+    /// A frame for `dev` holding `bytes` (Ethernet header included), padded
+    /// to the Ethernet minimum; `None` when memory is short.
+    pub fn frame(dev: &NetDevice, bytes: &[u8]) -> Option<Self> {
+        // SAFETY: `bytes` is readable for its length; the helper copies it
+        // into a fresh skb we own, or returns null.
+        unsafe {
+            Self::from_raw(ext::zcnet_helper_build_frame(
+                dev.as_raw(),
+                bytes.as_ptr().cast(),
+                bytes.len() as u32,
+            ))
+        }
     }
 
     /// Total length of the data (linear part and page fragments).
@@ -358,4 +387,57 @@ impl SkBuff {
 pub fn now_ns() -> u64 {
     // SAFETY: `ktime_get_ns` may be called from any context.
     unsafe { ext::zcnet_helper_now_ns() }
+}
+
+/// Bottom halves disabled on this CPU until dropped: process context takes a
+/// lock the softirq paths take only under this guard.
+pub struct BhGuard(());
+
+impl BhGuard {
+    /// Disables bottom halves.
+    pub fn new() -> Self {
+        // SAFETY: Paired with the enable in `drop`.
+        unsafe { ext::zcnet_helper_bh_disable() };
+        BhGuard(())
+    }
+}
+
+impl Drop for BhGuard {
+    fn drop(&mut self) {
+        // SAFETY: Paired with the disable in `new`.
+        unsafe { ext::zcnet_helper_bh_enable() };
+    }
+}
+
+/// Text for a sysfs file: a `fmt::Write` into the page sysfs hands over;
+/// output beyond it is cut.
+pub struct TextBuf<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+impl<'a> TextBuf<'a> {
+    /// Writes into `buf`.
+    pub fn new(buf: &'a mut [u8]) -> Self {
+        Self { buf, len: 0 }
+    }
+
+    /// Bytes written.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl core::fmt::Write for TextBuf<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        let n = s.len().min(self.buf.len() - self.len);
+        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.len += n;
+        Ok(())
+    }
 }

@@ -15,7 +15,7 @@
 //! C models: `drivers/net/macvlan.c`, `drivers/net/ipvlan/`.
 
 use super::ext;
-use super::netdev::{NetDevice, SkBuff};
+use super::netdev::{NetDevice, SkBuff, TextBuf};
 use super::rtnl::{self, ExtAck};
 use core::marker::PhantomData;
 use kernel::{
@@ -25,6 +25,7 @@ use kernel::{
     prelude::*,
     sync::atomic::{Atomic, Relaxed},
     types::Opaque,
+    uaccess::UserPtr,
 };
 
 /// What the rx path does with a frame.
@@ -38,10 +39,18 @@ pub enum Rx {
 /// What the rx path and the timer may ask of the device.
 pub struct Ctx<'a> {
     timer: *mut ext::zcnet_timer,
+    lower: *mut bindings::net_device,
     _p: PhantomData<&'a ()>,
 }
 
 impl Ctx<'_> {
+    /// The lower device (valid while the stacked device is registered).
+    pub fn lower(&self) -> &NetDevice {
+        // SAFETY: `lower` is the registered lower device for the duration of
+        // the callback the context was made for (see `Priv`).
+        unsafe { NetDevice::from_raw(self.lower) }
+    }
+
     /// Arms the device's timer to fire in `us` microseconds (softirq context,
     /// calling [`Stacked::on_timer`]) unless it is already armed.
     pub fn arm_timer(&self, us: u64) {
@@ -70,8 +79,14 @@ pub trait Stacked: Send + Sync + Sized + 'static {
     /// Creates the per-device state (RTNL held, may sleep).
     fn new(lower: &NetDevice) -> impl PinInit<Self, Error>;
 
+    /// Names of the device's sysfs attributes (`/sys/class/net/DEV/KIND/`)
+    /// and whether each is writable; at most 16.
+    const SYSFS: &'static [(&'static CStr, bool)] = &[];
+
     /// Transmits `skb` (starting at its Ethernet header) through `lower`.
-    fn xmit(&self, skb: SkBuff, lower: &NetDevice) -> TxResult;
+    /// The device offers scatter-gather and checksum offload, so `skb` may
+    /// carry page fragments and a pending (`CHECKSUM_PARTIAL`) checksum.
+    fn xmit(&self, skb: SkBuff, lower: &NetDevice, ctx: &Ctx<'_>) -> TxResult;
 
     /// Handles a frame the lower device received (softirq, RCU held).
     fn rx(&self, skb: SkBuff, dev: &NetDevice, ctx: &Ctx<'_>) -> Rx;
@@ -86,6 +101,33 @@ pub trait Stacked: Send + Sync + Sized + 'static {
 
     /// Fills `out` (`STATS.len()` long) with the statistics.
     fn stats(&self, out: &mut [u64]);
+
+    /// Writes the text of sysfs attribute `idx` (an index into `SYSFS`).
+    fn sysfs_show(&self, _idx: usize, _out: &mut TextBuf<'_>) -> Result {
+        Err(EINVAL)
+    }
+
+    /// Stores a value written to sysfs attribute `idx` (process context).
+    fn sysfs_store(&self, _idx: usize, _input: &[u8]) -> Result {
+        Err(EINVAL)
+    }
+
+    /// `ethtool -c`: the receive coalescing time in microseconds, if the
+    /// device has one.
+    fn rx_usecs(&self) -> Option<u32> {
+        None
+    }
+
+    /// `ethtool -C DEV rx-usecs N` (process context, RTNL held).
+    fn set_rx_usecs(&self, _usecs: u32) -> Result {
+        Err(super::errno::eopnotsupp())
+    }
+
+    /// A private ioctl (`SIOCDEVPRIVATE + cmd`) with its user-space argument
+    /// (process context, RTNL held: do not wait for the network).
+    fn private_ioctl(&self, _dev: &NetDevice, _ctx: &Ctx<'_>, _cmd: u32, _arg: UserPtr) -> Result {
+        Err(super::errno::eopnotsupp())
+    }
 }
 
 /// The outcome of [`Stacked::xmit`], for the device's standard statistics.
@@ -146,6 +188,7 @@ impl<T: Stacked> Tables<T> {
         o.ndo_start_xmit = Some(xmit_cb::<T>);
         o.ndo_get_stats64 = Some(stats64_cb::<T>);
         o.ndo_get_iflink = Some(iflink_cb::<T>);
+        o.ndo_siocdevprivate = Some(siocdevprivate_cb::<T>);
         o
     };
 
@@ -157,6 +200,11 @@ impl<T: Stacked> Tables<T> {
         o.get_sset_count = Some(sset_count_cb::<T>);
         o.get_strings = Some(strings_cb::<T>);
         o.get_ethtool_stats = Some(ethtool_stats_cb::<T>);
+        // ETHTOOL_COALESCE_RX_USECS (BIT(0) in include/linux/ethtool.h; a
+        // macro bindgen does not see).
+        o.supported_coalesce_params = 1 << 0;
+        o.get_coalesce = Some(get_coalesce_cb::<T>);
+        o.set_coalesce = Some(set_coalesce_cb::<T>);
         o
     };
 }
@@ -184,6 +232,23 @@ unsafe impl<T: Stacked> Sync for Registration<T> {}
 impl<T: Stacked> Registration<T> {
     /// Registers the link kind `T::KIND` and its notifier.
     pub fn register() -> impl PinInit<Self, Error> {
+        // The sysfs group is static per module: set up before any device
+        // of the kind can exist (the link kind is registered below).
+        for (i, (name, writable)) in T::SYSFS.iter().enumerate() {
+            // SAFETY: `name` is 'static; no device exists yet, so nothing
+            // reads the group while it is filled.
+            unsafe { ext::zcnet_helper_sysfs_add(i as u32, name.as_char_ptr(), *writable) };
+        }
+        if !T::SYSFS.is_empty() {
+            // SAFETY: As above; the callbacks are valid for the module's life.
+            unsafe {
+                ext::zcnet_helper_sysfs_set(
+                    T::KIND.as_char_ptr(),
+                    Some(sysfs_show_cb::<T>),
+                    Some(sysfs_store_cb::<T>),
+                )
+            };
+        }
         try_pin_init!(Self {
             link <- rtnl::Registration::register(),
             nb <- Opaque::try_ffi_init(|slot: *mut bindings::notifier_block| {
@@ -440,6 +505,7 @@ unsafe extern "C" fn rx_handler_cb<T: Stacked>(
     let state = unsafe { &*p.state };
     let ctx = Ctx {
         timer: p.timer,
+        lower: p.lower,
         _p: PhantomData,
     };
     match state.rx(skb, dev, &ctx) {
@@ -463,6 +529,7 @@ unsafe extern "C" fn timer_cb<T: Stacked>(data: *mut ffi::c_void) {
         let p = priv_of::<T>(dev);
         let ctx = Ctx {
             timer: p.timer,
+            lower: p.lower,
             _p: PhantomData,
         };
         (*p.state).on_timer(NetDevice::from_raw(dev), &ctx);
@@ -484,7 +551,12 @@ unsafe extern "C" fn xmit_cb<T: Stacked>(
     };
     // SAFETY: See above.
     let state = unsafe { &*p.state };
-    let r = state.xmit(skb, lower);
+    let ctx = Ctx {
+        timer: p.timer,
+        lower: p.lower,
+        _p: PhantomData,
+    };
+    let r = state.xmit(skb, lower, &ctx);
     if r.dropped {
         p.stats.tx_dropped.add(1, Relaxed);
     } else {
@@ -578,4 +650,113 @@ unsafe extern "C" fn ethtool_stats_cb<T: Stacked>(
     };
     // SAFETY: `state` is valid while the device is registered.
     unsafe { (*p.state).stats(out) };
+}
+
+/// The state of a registered device of kind `T`, for the callbacks below.
+///
+/// # Safety
+///
+/// `dev` must be a registered device of kind `T` (its `state` is then set
+/// and stays valid until after it is unregistered).
+unsafe fn state_of<'a, T: Stacked>(dev: *mut bindings::net_device) -> &'a T {
+    // SAFETY: The caller guarantees it.
+    unsafe { &*priv_of::<T>(dev).state }
+}
+
+unsafe extern "C" fn get_coalesce_cb<T: Stacked>(
+    dev: *mut bindings::net_device,
+    ec: *mut bindings::ethtool_coalesce,
+    _kec: *mut bindings::kernel_ethtool_coalesce,
+    _extack: *mut bindings::netlink_ext_ack,
+) -> ffi::c_int {
+    // SAFETY: ethtool calls this for a registered device with a valid `ec`.
+    let (state, ec) = unsafe { (state_of::<T>(dev), &mut *ec) };
+    match state.rx_usecs() {
+        Some(us) => {
+            ec.rx_coalesce_usecs = us;
+            0
+        }
+        None => super::errno::eopnotsupp().to_errno(),
+    }
+}
+
+unsafe extern "C" fn set_coalesce_cb<T: Stacked>(
+    dev: *mut bindings::net_device,
+    ec: *mut bindings::ethtool_coalesce,
+    _kec: *mut bindings::kernel_ethtool_coalesce,
+    _extack: *mut bindings::netlink_ext_ack,
+) -> ffi::c_int {
+    // SAFETY: As in `get_coalesce_cb`.
+    let (state, ec) = unsafe { (state_of::<T>(dev), &*ec) };
+    match state.set_rx_usecs(ec.rx_coalesce_usecs) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+unsafe extern "C" fn siocdevprivate_cb<T: Stacked>(
+    dev: *mut bindings::net_device,
+    _ifr: *mut bindings::ifreq,
+    data: *mut ffi::c_void,
+    cmd: ffi::c_int,
+) -> ffi::c_int {
+    // SAFETY: The ioctl core calls this for a registered device, RTNL held,
+    // so `lower` stays valid for the call.
+    let (state, p, d) = unsafe {
+        (
+            state_of::<T>(dev),
+            priv_of::<T>(dev),
+            NetDevice::from_raw(dev),
+        )
+    };
+    let ctx = Ctx {
+        timer: p.timer,
+        lower: p.lower,
+        _p: PhantomData,
+    };
+    // SIOCDEVPRIVATE (include/uapi/linux/sockios.h).
+    let sub = (cmd as u32).wrapping_sub(0x89f0);
+    match state.private_ioctl(d, &ctx, sub, UserPtr::from_ptr(data)) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+unsafe extern "C" fn sysfs_show_cb<T: Stacked>(
+    dev: *mut bindings::net_device,
+    idx: ffi::c_uint,
+    buf: *mut ffi::c_char,
+) -> isize {
+    // SAFETY: sysfs calls this for a registered device of kind `T` (the group
+    // goes before the device is freed) with a PAGE_SIZE buffer.
+    let (state, out) = unsafe {
+        (
+            state_of::<T>(dev),
+            core::slice::from_raw_parts_mut(buf.cast::<u8>(), kernel::page::PAGE_SIZE),
+        )
+    };
+    let mut tb = TextBuf::new(out);
+    match state.sysfs_show(idx as usize, &mut tb) {
+        Ok(()) => tb.len() as isize,
+        Err(e) => e.to_errno() as isize,
+    }
+}
+
+unsafe extern "C" fn sysfs_store_cb<T: Stacked>(
+    dev: *mut bindings::net_device,
+    idx: ffi::c_uint,
+    buf: *const ffi::c_char,
+    len: usize,
+) -> isize {
+    // SAFETY: As in `sysfs_show_cb`; `buf` holds `len` bytes.
+    let (state, input) = unsafe {
+        (
+            state_of::<T>(dev),
+            core::slice::from_raw_parts(buf.cast::<u8>(), len),
+        )
+    };
+    match state.sysfs_store(idx as usize, input) {
+        Ok(()) => len as isize,
+        Err(e) => e.to_errno() as isize,
+    }
 }

@@ -22,11 +22,13 @@
 //! copies each fragment's payload out of the lower device's buffers into the
 //! page (`rx_copied_bytes`); a device that writes into the page itself saves it.
 
+use core::fmt::Write;
 use kernel::{
     new_spinlock,
     prelude::*,
     sync::atomic::{Atomic, Relaxed},
     sync::SpinLock,
+    uaccess::{UserPtr, UserSlice},
 };
 
 #[path = "../../../rust/zcnet/mod.rs"]
@@ -37,10 +39,11 @@ mod zcnet;
 #[allow(dead_code, unreachable_pub)]
 mod wire;
 
+use wire::admission::{self, Asked, Event, Frame, Kind, Requests, State};
 use wire::ipv4;
-use wire::spec::{self, Engine, Miss, This};
+use wire::spec::{self, Admission, Engine, FlowKey, Grant, Miss, This};
 use zcnet::counters::Counters;
-use zcnet::netdev::{now_ns, NetDevice, RxPage, SkBuff};
+use zcnet::netdev::{now_ns, BhGuard, NetDevice, RxPage, SkBuff, TextBuf};
 use zcnet::stacked::{self, Ctx, Rx, TxResult};
 
 module! {
@@ -58,8 +61,16 @@ const ETH_P_IP_BE: u16 = (kernel::bindings::ETH_P_IP as u16).to_be();
 /// One page of TCP payload plus IPv4 (20) and TCP-with-timestamps (32) headers.
 const DEFAULT_MTU: u32 = 4096 + 20 + 32;
 
-/// Speculation slots (concurrent fragment trains followed, one per flow).
-const SLOTS: usize = 8;
+/// Speculation slots a device can have (`slots` in sysfs: 1 to this).
+const SLOTS: usize = 32;
+/// Slots of a new device.
+const DEFAULT_SLOTS: u32 = 8;
+/// Flows the admission requester follows at once.
+const REQUESTS: usize = 16;
+/// Admission frames' EtherType in network byte order.
+const ETH_P_ADM_BE: u16 = admission::ETHERTYPE.to_be();
+/// Grants idle this long are taken back (`grant_timeout_ms`).
+const DEFAULT_GRANT_MS: u32 = 2000;
 /// Fragments one slot holds at most (a page over a lower MTU of 576 needs 8).
 const MAX_HELD: usize = 16;
 /// Ethernet + IPv4 (no options) + the longest transport header speculated on.
@@ -95,8 +106,26 @@ mod c {
     pub(crate) const SLOTS_IN_USE: usize = 32;
     pub(crate) const TX_REFERENCED_BYTES: usize = 33;
     pub(crate) const RX_NOT_FOR_HOST: usize = 34;
+    pub(crate) const ADM_REQUESTS_SENT: usize = 35;
+    pub(crate) const ADM_REQUEST_RETRIES: usize = 36;
+    pub(crate) const ADM_ANSWERS_ACK: usize = 37;
+    pub(crate) const ADM_ANSWERS_NACK: usize = 38;
+    pub(crate) const ADM_NO_ANSWER: usize = 39;
+    pub(crate) const ADM_RELEASES_SENT: usize = 40;
+    pub(crate) const ADM_REQUESTS_RECEIVED: usize = 41;
+    pub(crate) const ADM_GRANTED: usize = 42;
+    pub(crate) const ADM_REFUSED: usize = 43;
+    pub(crate) const ADM_RELEASES_RECEIVED: usize = 44;
+    pub(crate) const ADM_GRANTS_EXPIRED: usize = 45;
+    pub(crate) const ADM_BAD_FRAMES: usize = 46;
+    pub(crate) const RX_NOT_ADMITTED: usize = 47;
+    pub(crate) const GRANTS_ACTIVE: usize = 48;
+    pub(crate) const REQUESTS_ACTIVE: usize = 49;
+    pub(crate) const ADM_TABLE_FULL: usize = 50;
+    pub(crate) const ADM_RENEWALS: usize = 51;
+    pub(crate) const ADM_ACKS_SENT: usize = 52;
 }
-const NCOUNTERS: usize = 35;
+const NCOUNTERS: usize = 53;
 const NAMES: [&str; NCOUNTERS] = [
     "rx_frames",
     "rx_ipv4_fragments",
@@ -133,7 +162,82 @@ const NAMES: [&str; NCOUNTERS] = [
     "slots_in_use",
     "tx_referenced_bytes",
     "rx_not_for_host",
+    "adm_requests_sent",
+    "adm_request_retries",
+    "adm_answers_ack",
+    "adm_answers_nack",
+    "adm_no_answer",
+    "adm_releases_sent",
+    "adm_requests_received",
+    "adm_granted",
+    "adm_refused",
+    "adm_releases_received",
+    "adm_grants_expired",
+    "adm_bad_frames",
+    "rx_not_admitted",
+    "grants_active",
+    "requests_active",
+    "adm_table_full",
+    "adm_renewals",
+    "adm_acks_sent",
 ];
+
+/// sysfs attributes (`/sys/class/net/DEV/zcfrag/`), in `SYSFS` order.
+mod attr {
+    pub(crate) const SLOTS: usize = 0;
+    pub(crate) const TIMEOUT_US: usize = 1;
+    pub(crate) const ADMISSION: usize = 2;
+    pub(crate) const IMPLICIT: usize = 3;
+    pub(crate) const GRANT_MS: usize = 4;
+    pub(crate) const ADMISSIONS: usize = 5;
+}
+const SYSFS: [(&CStr, bool); 6] = [
+    (c"slots", true),
+    (c"timeout_us", true),
+    (c"admission", true),
+    (c"implicit_admission", true),
+    (c"grant_timeout_ms", true),
+    (c"admissions", false),
+];
+
+/// The private ioctl (`SIOCDEVPRIVATE`) of explicit admission: its argument
+/// is a 32-byte `struct zcfrag_admission` (Documentation/networking/zcfrag.rst).
+mod ioc {
+    pub(crate) const CMD: u32 = 0;
+    pub(crate) const LEN: usize = 32;
+    pub(crate) const REQUEST: u32 = 1;
+    pub(crate) const QUERY: u32 = 2;
+    pub(crate) const RELEASE: u32 = 3;
+}
+
+/// Parses a decimal sysfs value in `lo..=hi`.
+fn parse_u32(input: &[u8], lo: u32, hi: u32) -> Result<u32> {
+    let t = core::str::from_utf8(input).map_err(|_| EINVAL)?.trim();
+    let v: u32 = t.parse().map_err(|_| EINVAL)?;
+    if v < lo || v > hi {
+        return Err(EINVAL);
+    }
+    Ok(v)
+}
+
+fn state_code(st: Option<State>) -> (u32, u32, u32) {
+    match st {
+        None => (0, 0, 0),
+        Some(State::Pending { tries }) => (1, 0, u32::from(tries)),
+        Some(State::Granted { slot }) => (2, u32::from(slot), 0),
+        Some(State::Refused) => (3, 0, 0),
+        Some(State::NoAnswer) => (4, 0, 0),
+    }
+}
+
+/// Settings, read by the data path without a lock.
+struct Config {
+    slots: Atomic<u32>,
+    timeout_us: Atomic<u32>,
+    required: Atomic<u32>,
+    implicit: Atomic<u32>,
+    grant_ms: Atomic<u32>,
+}
 const _: () = assert!(c::MISS_BASE + spec::MISS_REASONS == c::RX_NO_SLOT);
 
 /// What one speculation slot holds.
@@ -172,11 +276,339 @@ struct ZcFrag {
     /// IP identification of the next fragmented packet: one per packet, for
     /// the whole device, so fragments of different sockets never share one.
     next_id: Atomic<u32>,
+    cfg: Config,
+    /// Entries in `adm` (the transmit path skips the lock when zero).
+    nrequests: Atomic<u32>,
+    /// The receiver: speculation slots and the grants reserving them.
     #[pin]
     rx: SpinLock<RxState>,
+    /// The requester: admission requests this device sent. Taken in the
+    /// transmit path, the rx handler and the timer (bottom halves off), and
+    /// by the ioctl under a [`BhGuard`].
+    #[pin]
+    adm: SpinLock<Requests<REQUESTS>>,
+}
+
+/// Admission frames to send once the locks are dropped.
+struct Outbox {
+    frames: [Option<(Frame, [u8; 6])>; REQUESTS + 1],
+    n: usize,
+}
+
+impl Outbox {
+    const fn new() -> Self {
+        Self {
+            frames: [None; REQUESTS + 1],
+            n: 0,
+        }
+    }
+
+    fn push(&mut self, f: Frame, peer: [u8; 6]) {
+        if let Some(slot) = self.frames.get_mut(self.n) {
+            *slot = Some((f, peer));
+            self.n += 1;
+        }
+    }
 }
 
 impl ZcFrag {
+    /// Brings the engine up to date with the settings (under the rx lock).
+    fn apply_cfg(&self, st: &mut RxState) {
+        st.engine.set_limit(self.cfg.slots.load(Relaxed) as usize);
+        st.engine
+            .set_timeout_ns(u64::from(self.cfg.timeout_us.load(Relaxed)) * 1000);
+        st.engine
+            .set_admission(if self.cfg.required.load(Relaxed) != 0 {
+                Admission::Required
+            } else {
+                Admission::Open
+            });
+    }
+
+    fn grant_ns(&self) -> u64 {
+        u64::from(self.cfg.grant_ms.load(Relaxed)) * 1_000_000
+    }
+
+    /// Sends one admission frame to `peer` through `lower`.
+    fn send_adm(&self, lower: &NetDevice, peer: [u8; 6], f: &Frame) {
+        let mut b = [0u8; ETH_HLEN + admission::FRAME_LEN];
+        b[..6].copy_from_slice(&peer);
+        b[6..12].copy_from_slice(&lower.mac_addr());
+        b[12..14].copy_from_slice(&admission::ETHERTYPE.to_be_bytes());
+        let mut body = [0u8; admission::FRAME_LEN];
+        f.encode(&mut body);
+        b[ETH_HLEN..].copy_from_slice(&body);
+        let c = match f.kind {
+            Kind::Req => c::ADM_REQUESTS_SENT,
+            Kind::Rel => c::ADM_RELEASES_SENT,
+            Kind::Ack => c::ADM_ACKS_SENT,
+            Kind::NAck => c::ADM_REFUSED,
+        };
+        self.counters.inc(c);
+        match SkBuff::frame(lower, &b) {
+            Some(skb) => {
+                if !skb.xmit(lower) {
+                    self.counters.inc(c::TX_DROP_LOWER);
+                }
+            }
+            None => self.counters.inc(c::TX_DROP_NOMEM),
+        }
+    }
+
+    fn flush_outbox(&self, lower: &NetDevice, out: &Outbox) {
+        for (f, peer) in out.frames.iter().take(out.n).flatten() {
+            self.send_adm(lower, *peer, f);
+        }
+    }
+
+    fn update_requests(&self, adm: &Requests<REQUESTS>) {
+        let n = adm.len() as u32;
+        self.nrequests.store(n, Relaxed);
+        self.counters.set(c::REQUESTS_ACTIVE, u64::from(n));
+    }
+
+    /// An admission frame arrived (rx handler).
+    fn on_adm_frame(&self, skb: SkBuff, ctx: &Ctx<'_>) {
+        let mut body = [0u8; admission::FRAME_LEN];
+        let mac = skb.mac_header();
+        let mut peer = [0u8; 6];
+        let ok = mac.len() == ETH_HLEN && skb.copy_bits(0, &mut body).is_ok();
+        if ok {
+            peer.copy_from_slice(&mac[6..12]);
+        }
+        skb.consume();
+        let f = match (ok, Frame::decode(&body)) {
+            (true, Ok(f)) => f,
+            _ => {
+                self.counters.inc(c::ADM_BAD_FRAMES);
+                return;
+            }
+        };
+        let now = now_ns();
+        match f.kind {
+            Kind::Req => {
+                self.counters.inc(c::ADM_REQUESTS_RECEIVED);
+                let grant_ms = self.cfg.grant_ms.load(Relaxed);
+                let answer = {
+                    let mut st = self.rx.lock();
+                    self.apply_cfg(&mut st);
+                    let g = st.engine.grant(f.key, now);
+                    self.counters
+                        .set(c::GRANTS_ACTIVE, st.engine.grants() as u64);
+                    match g {
+                        Grant::Granted(slot) => {
+                            self.counters.inc(c::ADM_GRANTED);
+                            f.answer(Some(slot), grant_ms)
+                        }
+                        Grant::Renewed(slot) => {
+                            self.counters.inc(c::ADM_RENEWALS);
+                            f.answer(Some(slot), grant_ms)
+                        }
+                        Grant::Refused => f.answer(None, grant_ms),
+                    }
+                };
+                if answer.kind == Kind::Ack {
+                    // Idle grants are taken back by the timer.
+                    ctx.arm_timer(u64::from(grant_ms) * 250);
+                }
+                self.send_adm(ctx.lower(), peer, &answer);
+            }
+            Kind::Rel => {
+                self.counters.inc(c::ADM_RELEASES_RECEIVED);
+                let mut st = self.rx.lock();
+                st.engine.release(&f.key);
+                self.counters
+                    .set(c::GRANTS_ACTIVE, st.engine.grants() as u64);
+            }
+            Kind::Ack | Kind::NAck => {
+                let mut adm = self.adm.lock();
+                match adm.on_answer(&f, now) {
+                    Some(State::Granted { .. }) => self.counters.inc(c::ADM_ANSWERS_ACK),
+                    Some(_) => self.counters.inc(c::ADM_ANSWERS_NACK),
+                    None => self.counters.inc(c::ADM_BAD_FRAMES),
+                }
+            }
+        }
+    }
+
+    /// The requester's look at an outgoing packet: asks for a slot for a
+    /// flow sending page-sized packets (implicit admission), keeps its entry
+    /// alive, and releases the slot when a TCP connection closes.
+    fn watch_tx(&self, skb: &SkBuff, big: bool, ctx: &Ctx<'_>) {
+        let implicit = self.cfg.implicit.load(Relaxed) != 0;
+        if !(big && implicit) && self.nrequests.load(Relaxed) == 0 {
+            return;
+        }
+        let mut b = [0u8; ETH_HLEN + ipv4::MIN_HEADER_LEN + 14];
+        if skb.copy_bits(0, &mut b).is_err() {
+            return;
+        }
+        let Ok(ip) = ipv4::Header::parse(&b[ETH_HLEN..]) else {
+            return;
+        };
+        if ip.frag_offset != 0 || !(ip.protocol == 6 || ip.protocol == 17) {
+            return;
+        }
+        let l4 = ETH_HLEN + ip.header_len;
+        let mut ports = [0u8; 14];
+        if skb.copy_bits(l4 as u32, &mut ports).is_err() {
+            return;
+        }
+        let key = FlowKey {
+            src: ip.src,
+            dst: ip.dst,
+            protocol: ip.protocol,
+        };
+        let sport = u16::from_be_bytes([ports[0], ports[1]]);
+        let dport = u16::from_be_bytes([ports[2], ports[3]]);
+        // FIN or RST: the connection is closing.
+        let closing = ip.protocol == 6 && ports[13] & 0x05 != 0;
+        let mut peer = [0u8; 6];
+        peer.copy_from_slice(&b[..6]);
+        let now = now_ns();
+        let mut out = Outbox::new();
+        {
+            let mut adm = self.adm.lock();
+            if closing {
+                // Release on close is for the driver's own requests; an
+                // explicit grant stays until zcctl releases it.
+                if adm.get(&key).is_some_and(|e| !e.explicit) {
+                    if let Some((rel, p)) = adm.release(&key) {
+                        out.push(rel, p);
+                    }
+                }
+            } else if big && !adm.touch(&key, now) && implicit {
+                match adm.request(key, (sport, dport), peer, false, now) {
+                    Asked::Send(f) => {
+                        out.push(f, peer);
+                        ctx.arm_timer(adm.timing().retry_ns / 1000);
+                    }
+                    Asked::Full => self.counters.inc(c::ADM_TABLE_FULL),
+                    Asked::Already => {}
+                }
+            }
+            self.update_requests(&adm);
+        }
+        self.flush_outbox(ctx.lower(), &out);
+    }
+
+    /// Explicit admission (zcctl, `SIOCDEVPRIVATE`).
+    fn admission_ioctl(&self, dev: &NetDevice, ctx: &Ctx<'_>, arg: UserPtr) -> Result {
+        let (mut rd, mut wr) = UserSlice::new(arg, ioc::LEN).reader_writer();
+        let mut b = [0u8; ioc::LEN];
+        rd.read_slice(&mut b)?;
+        let cmd = u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+        let mut peer = [0u8; 6];
+        peer.copy_from_slice(&b[8..14]);
+        let key = FlowKey {
+            src: [b[16], b[17], b[18], b[19]],
+            dst: [b[20], b[21], b[22], b[23]],
+            protocol: b[14],
+        };
+        let sport = u16::from_ne_bytes([b[24], b[25]]);
+        let dport = u16::from_ne_bytes([b[26], b[27]]);
+        if cmd != ioc::QUERY && !dev.net_admin_capable() {
+            return Err(EPERM);
+        }
+        if !(key.protocol == 6 || key.protocol == 17) {
+            return Err(EINVAL);
+        }
+        let mut out = Outbox::new();
+        let st = {
+            let _bh = BhGuard::new();
+            let mut adm = self.adm.lock();
+            match cmd {
+                ioc::REQUEST => {
+                    // A unicast MAC address: not all zero, group bit clear.
+                    if peer == [0; 6] || peer[0] & 1 != 0 {
+                        return Err(EINVAL);
+                    }
+                    match adm.request(key, (sport, dport), peer, true, now_ns()) {
+                        Asked::Send(f) => {
+                            out.push(f, peer);
+                            ctx.arm_timer(adm.timing().retry_ns / 1000);
+                        }
+                        Asked::Already => {}
+                        Asked::Full => {
+                            self.counters.inc(c::ADM_TABLE_FULL);
+                            return Err(ENOSPC);
+                        }
+                    }
+                }
+                ioc::QUERY => {}
+                ioc::RELEASE => {
+                    if let Some((rel, p)) = adm.release(&key) {
+                        out.push(rel, p);
+                    }
+                }
+                _ => return Err(EINVAL),
+            }
+            self.update_requests(&adm);
+            adm.get(&key).map(|e| e.state)
+        };
+        if out.n > 0 {
+            let _bh = BhGuard::new();
+            self.flush_outbox(ctx.lower(), &out);
+        }
+        let (code, slot, tries) = state_code(st);
+        b[4..8].copy_from_slice(&code.to_ne_bytes());
+        b[15] = slot as u8;
+        b[28..32].copy_from_slice(&tries.to_ne_bytes());
+        wr.write_slice(&b)
+    }
+
+    /// The `admissions` sysfs file: grants held (receiver) and requests
+    /// (requester).
+    fn show_admissions(&self, out: &mut TextBuf<'_>) -> Result {
+        let now = now_ns();
+        let ip = |a: [u8; 4]| (a[0], a[1], a[2], a[3]);
+        let mut grants = [None; SLOTS];
+        let mut reqs = [None; REQUESTS];
+        {
+            let _bh = BhGuard::new();
+            let st = self.rx.lock();
+            for (i, g) in grants.iter_mut().enumerate() {
+                *g = st.engine.grant_at(i);
+            }
+            drop(st);
+            let adm = self.adm.lock();
+            for (r, e) in reqs.iter_mut().zip(adm.iter()) {
+                *r = Some(*e);
+            }
+        }
+        for (i, g) in grants.iter().enumerate() {
+            if let Some((k, last)) = g {
+                let (a, b, c2, d) = ip(k.src);
+                let (e, f, g2, h) = ip(k.dst);
+                let _ = writeln!(
+                    out,
+                    "grant slot {i} {a}.{b}.{c2}.{d} > {e}.{f}.{g2}.{h} proto {} idle_ms {}",
+                    k.protocol,
+                    now.saturating_sub(*last) / 1_000_000
+                );
+            }
+        }
+        for r in reqs.iter().flatten() {
+            let (a, b, c2, d) = ip(r.key.src);
+            let (e, f, g2, h) = ip(r.key.dst);
+            let slot = match r.state {
+                State::Granted { slot } => slot as i32,
+                _ => -1,
+            };
+            let _ = writeln!(
+                out,
+                "request {a}.{b}.{c2}.{d}:{} > {e}.{f}.{g2}.{h}:{} proto {} state {} slot {} {}",
+                r.sport,
+                r.dport,
+                r.key.protocol,
+                r.state.name(),
+                slot,
+                if r.explicit { "explicit" } else { "implicit" },
+            );
+        }
+        Ok(())
+    }
+
     /// Ends the speculation of `slot`: its held fragments go to the normal
     /// path on `dev` (or are dropped when `dev` is `None`: teardown).
     fn flush(&self, st: &mut RxState, slot: usize, dev: Option<&NetDevice>) {
@@ -260,6 +692,7 @@ impl ZcFrag {
         };
 
         let mut st = self.rx.lock();
+        self.apply_cfg(&mut st);
         let step = st.engine.on_fragment(&h, &l4[..l4n], now_ns());
         let mut flushed = false;
         if let Some((slot, reason)) = step.flush {
@@ -268,9 +701,11 @@ impl ZcFrag {
         }
         let place = match step.this {
             This::Place(p) => p,
-            This::Pass | This::NoSlot => {
+            This::Pass | This::NoSlot | This::NotAdmitted => {
                 if step.this == This::NoSlot {
                     self.counters.inc(c::RX_NO_SLOT);
+                } else if step.this == This::NotAdmitted {
+                    self.counters.inc(c::RX_NOT_ADMITTED);
                 }
                 self.update_gauge(&st);
                 drop(st);
@@ -482,8 +917,9 @@ impl ZcFrag {
 impl stacked::Stacked for ZcFrag {
     const KIND: &'static CStr = c"zcfrag";
     const DRIVER: &'static CStr = c"zcfrag";
-    const VERSION: &'static CStr = c"0.1";
+    const VERSION: &'static CStr = c"0.2";
     const STATS: &'static [&'static str] = &NAMES;
+    const SYSFS: &'static [(&'static CStr, bool)] = &SYSFS;
 
     fn default_mtu(_lower: &NetDevice) -> u32 {
         DEFAULT_MTU
@@ -493,16 +929,30 @@ impl stacked::Stacked for ZcFrag {
         try_pin_init!(Self {
             counters: Counters::new(&NAMES),
             next_id: Atomic::new(0),
+            cfg: Config {
+                slots: Atomic::new(DEFAULT_SLOTS),
+                timeout_us: Atomic::new((spec::Params::DEFAULT.timeout_ns / 1000) as u32),
+                required: Atomic::new(0),
+                implicit: Atomic::new(1),
+                grant_ms: Atomic::new(DEFAULT_GRANT_MS),
+            },
+            nrequests: Atomic::new(0),
             rx <- new_spinlock!(RxState {
                 engine: Engine::new(spec::Params::DEFAULT),
                 slots: [const { SlotBuf::EMPTY }; SLOTS],
             }),
+            adm <- new_spinlock!(Requests::new(admission::Timing::DEFAULT)),
         })
     }
 
-    fn xmit(&self, skb: SkBuff, lower: &NetDevice) -> TxResult {
+    fn xmit(&self, skb: SkBuff, lower: &NetDevice, ctx: &Ctx<'_>) -> TxResult {
         let len = skb.len();
-        if len as usize <= ETH_HLEN + lower.mtu() as usize {
+        let ipv4 = skb.protocol_be() == ETH_P_IP_BE;
+        let big = len as usize > ETH_HLEN + lower.mtu() as usize;
+        if ipv4 {
+            self.watch_tx(&skb, big, ctx);
+        }
+        if !big {
             self.counters.inc(c::TX_PASSTHROUGH);
             let ok = skb.xmit(lower);
             if !ok {
@@ -514,7 +964,7 @@ impl stacked::Stacked for ZcFrag {
                 dropped: false,
             };
         }
-        if skb.protocol_be() != ETH_P_IP_BE {
+        if !ipv4 {
             // IPv6 is never fragmented on the way: its MTU on this device
             // must fit the lower device (Documentation/networking/zcfrag.rst).
             return self.drop_tx(c::TX_DROP_NOT_IPV4, skb);
@@ -524,7 +974,12 @@ impl stacked::Stacked for ZcFrag {
 
     fn rx(&self, skb: SkBuff, dev: &NetDevice, ctx: &Ctx<'_>) -> Rx {
         self.counters.inc(c::RX_FRAMES);
-        if skb.protocol_be() != ETH_P_IP_BE {
+        let proto = skb.protocol_be();
+        if proto == ETH_P_ADM_BE && skb.is_for_host() {
+            self.on_adm_frame(skb, ctx);
+            return Rx::Consumed;
+        }
+        if proto != ETH_P_IP_BE {
             self.counters.inc(c::RX_FRAMES_SMALL);
             return Rx::Pass(skb);
         }
@@ -538,15 +993,47 @@ impl stacked::Stacked for ZcFrag {
     }
 
     fn on_timer(&self, dev: &NetDevice, ctx: &Ctx<'_>) {
-        let mut st = self.rx.lock();
         let now = now_ns();
-        while let Some(slot) = st.engine.expire(now) {
-            self.miss(&mut st, slot, Miss::Timeout, Some(dev));
+        let grant_ns = self.grant_ns();
+        {
+            let mut st = self.rx.lock();
+            self.apply_cfg(&mut st);
+            while let Some(slot) = st.engine.expire(now) {
+                self.miss(&mut st, slot, Miss::Timeout, Some(dev));
+            }
+            while st.engine.expire_grants(now, grant_ns).is_some() {
+                self.counters.inc(c::ADM_GRANTS_EXPIRED);
+            }
+            if st.engine.busy() > 0 {
+                ctx.arm_timer(st.engine.params().timeout_ns / 1000);
+            }
+            if st.engine.grants() > 0 {
+                ctx.arm_timer(grant_ns / 4000);
+            }
+            self.counters
+                .set(c::GRANTS_ACTIVE, st.engine.grants() as u64);
+            self.update_gauge(&st);
         }
-        if st.engine.busy() > 0 {
-            ctx.arm_timer(st.engine.params().timeout_ns / 1000);
+        let mut out = Outbox::new();
+        {
+            let mut adm = self.adm.lock();
+            adm.set_idle_ns(grant_ns);
+            let next = adm.on_timer(now, |ev| match ev {
+                Event::Send { frame, peer, retry } => {
+                    if retry {
+                        self.counters.inc(c::ADM_REQUEST_RETRIES);
+                    }
+                    out.push(frame, peer);
+                }
+                Event::NoAnswer(_) => self.counters.inc(c::ADM_NO_ANSWER),
+                Event::Forgotten(_) => {}
+            });
+            if let Some(at) = next {
+                ctx.arm_timer(at.saturating_sub(now) / 1000);
+            }
+            self.update_requests(&adm);
         }
-        self.update_gauge(&st);
+        self.flush_outbox(ctx.lower(), &out);
     }
 
     fn teardown(&self) {
@@ -562,6 +1049,68 @@ impl stacked::Stacked for ZcFrag {
 
     fn stats(&self, out: &mut [u64]) {
         self.counters.snapshot(out);
+    }
+
+    fn sysfs_show(&self, idx: usize, out: &mut TextBuf<'_>) -> Result {
+        let cfg = &self.cfg;
+        let _ = match idx {
+            attr::SLOTS => writeln!(out, "{}", cfg.slots.load(Relaxed)),
+            attr::TIMEOUT_US => writeln!(out, "{}", cfg.timeout_us.load(Relaxed)),
+            attr::ADMISSION => writeln!(
+                out,
+                "{}",
+                if cfg.required.load(Relaxed) != 0 {
+                    "required"
+                } else {
+                    "open"
+                }
+            ),
+            attr::IMPLICIT => writeln!(out, "{}", cfg.implicit.load(Relaxed)),
+            attr::GRANT_MS => writeln!(out, "{}", cfg.grant_ms.load(Relaxed)),
+            attr::ADMISSIONS => return self.show_admissions(out),
+            _ => return Err(EINVAL),
+        };
+        Ok(())
+    }
+
+    fn sysfs_store(&self, idx: usize, input: &[u8]) -> Result {
+        let cfg = &self.cfg;
+        match idx {
+            attr::SLOTS => cfg.slots.store(parse_u32(input, 1, SLOTS as u32)?, Relaxed),
+            attr::TIMEOUT_US => self.set_rx_usecs(parse_u32(input, 0, u32::MAX)?)?,
+            attr::ADMISSION => {
+                let v = match core::str::from_utf8(input).map(str::trim) {
+                    Ok("open") => 0,
+                    Ok("required") => 1,
+                    _ => return Err(EINVAL),
+                };
+                cfg.required.store(v, Relaxed);
+            }
+            attr::IMPLICIT => cfg.implicit.store(parse_u32(input, 0, 1)?, Relaxed),
+            attr::GRANT_MS => cfg.grant_ms.store(parse_u32(input, 10, 600_000)?, Relaxed),
+            _ => return Err(EINVAL),
+        }
+        Ok(())
+    }
+
+    fn rx_usecs(&self) -> Option<u32> {
+        Some(self.cfg.timeout_us.load(Relaxed))
+    }
+
+    fn set_rx_usecs(&self, usecs: u32) -> Result {
+        // 100 us to 1 s: a train of one page over MTU 576 takes 8 frames.
+        if !(100..=1_000_000).contains(&usecs) {
+            return Err(EINVAL);
+        }
+        self.cfg.timeout_us.store(usecs, Relaxed);
+        Ok(())
+    }
+
+    fn private_ioctl(&self, dev: &NetDevice, ctx: &Ctx<'_>, cmd: u32, arg: UserPtr) -> Result {
+        match cmd {
+            ioc::CMD => self.admission_ioctl(dev, ctx, arg),
+            _ => Err(zcnet::errno::eopnotsupp()),
+        }
     }
 }
 

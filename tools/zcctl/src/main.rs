@@ -2,9 +2,17 @@
 //!
 //! ```text
 //! zcctl [status]          modules, their state and reference counts
-//! zcctl frag [DEV]        zcfrag devices: lower device, MTU, counters
+//! zcctl frag [DEV]        zcfrag devices: lower device, MTU, settings,
+//!                         admissions, counters
+//! zcctl admit DEV DST [tcp|udp] [src A] [mac M] [ports S:D]
+//!                         asks DST's zcfrag for a speculation slot for the
+//!                         flow and shows the answer (explicit admission)
+//! zcctl release DEV DST [tcp|udp]   gives the slot back
+//! zcctl query DEV DST [tcp|udp]     where the request stands
 //! zcctl counters [MODULE] the modules' debugfs counters (zcsock, zcddp)
 //! ```
+
+mod admit;
 
 use std::fs;
 use std::path::Path;
@@ -109,6 +117,23 @@ fn frag(only: Option<&str>) -> i32 {
             continue;
         }
         println!("{name}: lower {lower}, mtu {mtu}");
+        let dir = Path::new("/sys/class/net").join(&name).join("zcfrag");
+        for k in [
+            "slots",
+            "timeout_us",
+            "admission",
+            "implicit_admission",
+            "grant_timeout_ms",
+        ] {
+            if let Some(v) = read(&dir.join(k)) {
+                println!("  {k:<28} {v:>14}");
+            }
+        }
+        if let Some(t) = read(&dir.join("admissions")) {
+            for line in t.lines() {
+                println!("  {line}");
+            }
+        }
         match Command::new("ethtool").args(["-S", &name]).output() {
             Ok(o) if o.status.success() => {
                 for line in String::from_utf8_lossy(&o.stdout).lines().skip(1) {
@@ -131,8 +156,10 @@ fn main() -> ExitCode {
         None | Some("status") => status(Path::new(&sys)),
         Some("counters") => counters(Path::new(&dbg), args.get(1).map(String::as_str)),
         Some("frag") => frag(args.get(1).map(String::as_str)),
+        Some(c @ ("admit" | "release" | "query")) => admit::run(c, &args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("usage: zcctl [status] | zcctl frag [DEV] | zcctl counters [MODULE]");
+            println!("       zcctl admit|release|query DEV DST [tcp|udp] [src ADDR] [mac MAC] [ports S:D]");
             0
         }
         Some(c) => {

@@ -1,0 +1,172 @@
+#!/bin/bash
+# zcfrag admission control (paper §4.1, §4.2) and tuning: Fast_Req, Fast_Ack,
+# Fast_NAck and Fast_Rel between two zcfrag devices; explicit (zcctl, ioctl)
+# and implicit (the driver asks for a flow sending page-sized packets);
+# grant, refusal when every slot is busy, release on close, release on
+# timeout, and a sender that never gets an answer. Settings through sysfs and
+# ethtool -C. Byte-exact transfers throughout (sha256 of seeded data).
+. "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
+. "$ZCNET_ROOT/scripts/topology.sh"
+SEED=11
+stat() { ip netns exec "$1" ethtool -S "$2" | awk -v n="$3" '$1 == n":" { print $2 }'; }
+sys() { ip netns exec "$1" cat "/sys/class/net/$2/zcfrag/$3"; }
+setsys() { ip netns exec "$1" sh -c "echo '$4' > /sys/class/net/$2/zcfrag/$3" 2>&1; }
+# wait_for DESC CMD...: polls CMD (bounded, 10 s) until it succeeds.
+wait_for() {
+  local d=$1 i; shift
+  for i in $(seq 200); do "$@" && return 0; sleep 0.05; done
+  echo "# timed out waiting for: $d"; return 1
+}
+# tcp_xfer NS_FROM NS_TO DST_IP BYTES NAME [SRC_IP]
+tcp_xfer() {
+  local want got port=$((7000 + RANDOM % 1000)) bind=
+  [ -n "${6:-}" ] && bind=",bind=$6"
+  want=$(seeded_bytes $SEED "$4" | sha256sum | cut -d' ' -f1)
+  seeded_bytes $SEED "$4" > /tmp/tx
+  ip netns exec "$2" bash -c "socat -u TCP-LISTEN:$port,reuseaddr - | sha256sum > /tmp/rx-sum" &
+  local rx=$!
+  ip netns exec "$1" socat -u OPEN:/tmp/tx "TCP:$3:$port,retry=200,interval=0.05$bind" || { kill $rx; t_fail "$5" "send failed"; return; }
+  wait $rx
+  got=$(cut -d' ' -f1 /tmp/rx-sum)
+  t_expect "$5" "$want" "$got"
+}
+zcctl_a() { ip netns exec a zcctl "$@"; }
+
+t_run "insmod zcfrag" insmod "$(ko zcfrag)"
+ip -n a link add zf0 link va type zcfrag && ip -n b link add zf1 link vb type zcfrag
+ip -n a addr flush dev va; ip -n b addr flush dev vb
+ip -n a addr add "$ZC_IP_A/24" dev zf0; ip -n a addr add 198.18.0.11/24 dev zf0
+ip -n b addr add "$ZC_IP_B/24" dev zf1
+ip -n a link set zf0 up; ip -n b link set zf1 up
+MAC_B=$(ip netns exec b cat /sys/class/net/vb/address)
+
+# --- settings: sysfs and ethtool ---
+t_expect "sysfs defaults: slots timeout_us admission implicit grant_timeout_ms" "8 10000 open 1 2000" \
+  "$(sys a zf0 slots) $(sys a zf0 timeout_us) $(sys a zf0 admission) $(sys a zf0 implicit_admission) $(sys a zf0 grant_timeout_ms)"
+t_expect "ethtool -c: rx-usecs is the speculation timeout" 10000 "$(ip netns exec a ethtool -c zf0 | awk '$1 == "rx-usecs:" { print $2 }')"
+t_run "ethtool -C zf0 rx-usecs 5000" ip netns exec a ethtool -C zf0 rx-usecs 5000
+t_expect "timeout_us follows ethtool -C" 5000 "$(sys a zf0 timeout_us)"
+ip netns exec a ethtool -C zf0 rx-usecs 50 >/dev/null 2>&1 && t_fail "rx-usecs 50 refused (below 100)" || t_ok "rx-usecs 50 refused (below 100)"
+bad=0
+for kv in "slots 0" "slots 33" "slots x" "admission bogus" "implicit_admission 2" "grant_timeout_ms 1" "timeout_us 99"; do
+  set -- $kv
+  setsys a zf0 "$1" "$2" >/dev/null && { echo "# accepted $kv"; bad=$((bad + 1)); }
+done
+t_expect "out-of-range sysfs values refused (EINVAL)" 0 "$bad"
+out=$(ip netns exec a sh -c 'echo 1 > /sys/class/net/zf0/zcfrag/admissions' 2>&1) && t_fail "admissions is read-only" || t_ok "admissions is read-only"
+setsys a zf0 timeout_us 10000 >/dev/null
+t_run "slots settable (4)" setsys a zf0 slots 4
+t_expect "slots reads back" 4 "$(sys a zf0 slots)"
+setsys a zf0 slots 8 >/dev/null
+
+# --- explicit admission: grant ---
+# b speculates only on admitted flows, with one slot; a asks by itself only
+# when told.
+setsys b zf1 admission required; setsys b zf1 slots 1; setsys a zf0 implicit_admission 0
+out=$(zcctl_a admit zf0 "$ZC_IP_B" tcp); rc=$?
+echo "# $out"
+case "$out" in *"granted, slot 0"*) t_ok "zcctl admit: granted (slot 0)" ;; *) t_fail "zcctl admit: granted (slot 0)" "rc $rc: $out" ;; esac
+t_expect "receiver counts the grant (adm_granted, grants_active)" "1 1" "$(stat b zf1 adm_granted) $(stat b zf1 grants_active)"
+[ "$(stat a zf0 adm_answers_ack)" -ge 1 ] && t_ok "requester counts the Fast_Ack" || t_fail "requester counts the Fast_Ack"
+sys b zf1 admissions | grep -q "grant slot 0 $ZC_IP_A > $ZC_IP_B proto 6" && t_ok "receiver's admissions list the grant" || t_fail "receiver's admissions list the grant" "$(sys b zf1 admissions)"
+out=$(zcctl_a query zf0 "$ZC_IP_B" tcp)
+case "$out" in *granted*) t_ok "zcctl query: granted" ;; *) t_fail "zcctl query: granted" "$out" ;; esac
+ok0=$(stat b zf1 zc_successful)
+tcp_xfer a b "$ZC_IP_B" 4194304 "TCP 4 MiB on the granted flow, sha256"
+ok=$(( $(stat b zf1 zc_successful) - ok0 ))
+[ $ok -ge 900 ] && t_ok "granted flow is speculated on ($ok page packets)" || t_fail "granted flow is speculated on" "$ok"
+
+# --- refusal: the only slot is taken ---
+out=$(zcctl_a admit zf0 "$ZC_IP_B" tcp src 198.18.0.11); rc=$?
+echo "# $out"
+case "$out" in *refused*) t_ok "second flow refused: every slot busy (exit $rc)" ;; *) t_fail "second flow refused" "rc $rc: $out" ;; esac
+[ "$(stat b zf1 adm_refused)" -ge 1 ] && t_ok "receiver counts the refusal (adm_refused)" || t_fail "receiver counts the refusal (adm_refused)"
+na0=$(stat b zf1 rx_not_admitted); ok0=$(stat b zf1 zc_successful)
+tcp_xfer a b "$ZC_IP_B" 4194304 "TCP 4 MiB on the refused flow (normal path), sha256" 198.18.0.11
+na=$(( $(stat b zf1 rx_not_admitted) - na0 ))
+[ $na -ge 900 ] && t_ok "refused flow runs on the normal path (rx_not_admitted $na)" || t_fail "refused flow runs on the normal path" "rx_not_admitted $na"
+t_expect "refused flow never speculated on" 0 "$(( $(stat b zf1 zc_successful) - ok0 ))"
+
+# --- release, then the slot goes to the next request ---
+out=$(zcctl_a release zf0 "$ZC_IP_B" tcp)
+wait_for "grant released" sh -c "[ \"\$(ip netns exec b ethtool -S zf1 | awk '\$1 == \"grants_active:\" { print \$2 }')\" = 0 ]" && t_ok "zcctl release: Fast_Rel frees the slot" || t_fail "zcctl release: Fast_Rel frees the slot"
+t_expect "receiver counts the Fast_Rel" 1 "$(stat b zf1 adm_releases_received)"
+out=$(zcctl_a admit zf0 "$ZC_IP_B" tcp src 198.18.0.11)
+case "$out" in *granted*) t_ok "after the release the refused flow is granted" ;; *) t_fail "after the release the refused flow is granted" "$out" ;; esac
+zcctl_a release zf0 "$ZC_IP_B" tcp src 198.18.0.11 >/dev/null
+wait_for "no grant" sh -c "[ \"\$(ip netns exec b ethtool -S zf1 | awk '\$1 == \"grants_active:\" { print \$2 }')\" = 0 ]"
+
+# --- implicit admission, released when the connection closes ---
+setsys a zf0 implicit_admission 1
+rq0=$(stat a zf0 adm_requests_sent); rl0=$(stat a zf0 adm_releases_sent); ok0=$(stat b zf1 zc_successful)
+tcp_xfer a b "$ZC_IP_B" 8388608 "TCP 8 MiB with implicit admission, sha256"
+t_expect "the driver asked by itself (one Fast_Req)" 1 "$(( $(stat a zf0 adm_requests_sent) - rq0 ))"
+ok=$(( $(stat b zf1 zc_successful) - ok0 ))
+[ $ok -ge 1800 ] && t_ok "implicitly admitted flow speculated on ($ok of 2048 pages)" || t_fail "implicitly admitted flow speculated on" "$ok"
+wait_for "grant released on close" sh -c "[ \"\$(ip netns exec b ethtool -S zf1 | awk '\$1 == \"grants_active:\" { print \$2 }')\" = 0 ]" && t_ok "connection close (FIN) released the slot" || t_fail "connection close released the slot" "$(sys b zf1 admissions)"
+[ "$(( $(stat a zf0 adm_releases_sent) - rl0 ))" -ge 1 ] && t_ok "requester sent the Fast_Rel" || t_fail "requester sent the Fast_Rel"
+
+# --- release on timeout: a requester that went away loses its grant ---
+# A Fast_Req from a raw socket on a's lower device: a sender that asks once
+# and never renews (an explicit grant of a live zcfrag requester is renewed
+# every half grant_timeout_ms, see below).
+setsys b zf1 grant_timeout_ms 300
+ex0=$(stat b zf1 adm_grants_expired); gr0=$(stat b zf1 adm_granted)
+MAC_A=$(ip netns exec a cat /sys/class/net/va/address)
+ip netns exec a python3 - "$MAC_B" "$MAC_A" <<'PY'
+import socket, struct, sys
+mac = lambda s: bytes(int(x, 16) for x in s.split(":"))
+body = struct.pack("!BBBBI4s4sHHII", 1, 1, 0, 17, 77, bytes([198, 18, 0, 99]), bytes([198, 18, 0, 2]), 5000, 5001, 0, 0)
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("va", 0))
+s.send(mac(sys.argv[1]) + mac(sys.argv[2]) + b"\x88\xb5" + body)
+PY
+wait_for "grant given" sh -c "[ \$(( \$(ip netns exec b ethtool -S zf1 | awk '\$1 == \"adm_granted:\" { print \$2 }') - $gr0 )) -ge 1 ]" && t_ok "raw Fast_Req granted" || t_fail "raw Fast_Req granted"
+wait_for "grant expired" sh -c "[ \"\$(ip netns exec b ethtool -S zf1 | awk '\$1 == \"grants_active:\" { print \$2 }')\" = 0 ]" && t_ok "grant of a silent requester taken back after grant_timeout_ms" || t_fail "grant of a silent requester taken back"
+t_expect "adm_grants_expired counted it" 1 "$(( $(stat b zf1 adm_grants_expired) - ex0 ))"
+# A live explicit requester renews its grant: it outlives grant_timeout_ms.
+# (1 s here: under TCG timers run late by a hundred milliseconds at times.)
+setsys b zf1 grant_timeout_ms 1000
+setsys a zf0 implicit_admission 0
+zcctl_a admit zf0 "$ZC_IP_B" udp >/dev/null
+rn0=$(stat b zf1 adm_requests_received)
+wait_for "three renewals" sh -c "[ \$(( \$(ip netns exec b ethtool -S zf1 | awk '\$1 == \"adm_requests_received:\" { print \$2 }') - $rn0 )) -ge 3 ]" && t_ok "explicit grant renewed (Fast_Req every grant_timeout_ms / 3)" || t_fail "explicit grant renewed"
+t_expect "renewed grant still held after 3 renewals (> grant_timeout_ms)" 1 "$(stat b zf1 grants_active)"
+[ "$(stat b zf1 adm_renewals)" -ge 3 ] && t_ok "adm_renewals counts them" || t_fail "adm_renewals counts them"
+t_expect "and not expired" 1 "$(( $(stat b zf1 adm_grants_expired) - ex0 ))"
+zcctl_a release zf0 "$ZC_IP_B" udp >/dev/null
+
+# --- a malformed admission frame is counted and ignored ---
+bf0=$(stat a zf0 adm_bad_frames)
+ip netns exec b python3 - "$(ip netns exec a cat /sys/class/net/va/address)" "$MAC_B" <<'PY'
+import socket, sys
+mac = lambda s: bytes(int(x, 16) for x in s.split(":"))
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("vb", 0))
+for body in (b"\x02\x01" + bytes(26), b"\x01\x09" + bytes(26), b"\x01\x02" + bytes(26)):
+    s.send(mac(sys.argv[1]) + mac(sys.argv[2]) + b"\x88\xb5" + body)
+PY
+wait_for "bad frames counted" sh -c "[ \$(( \$(ip netns exec a ethtool -S zf0 | awk '\$1 == \"adm_bad_frames:\" { print \$2 }') - $bf0 )) -ge 3 ]" && t_ok "bad version, unknown kind, stray answer: adm_bad_frames" || t_fail "bad admission frames counted" "$(( $(stat a zf0 adm_bad_frames) - bf0 ))"
+
+# --- a sender that never gets an answer: the receiver runs no zcfrag ---
+ip -n b link del zf1
+ip -n b addr add "$ZC_IP_B/24" dev vb
+setsys a zf0 implicit_admission 1
+na0=$(stat a zf0 adm_no_answer); rt0=$(stat a zf0 adm_request_retries)
+tcp_xfer a b "$ZC_IP_B" 8388608 "TCP 8 MiB to an unmodified receiver with implicit admission, sha256"
+wait_for "request given up" sh -c "[ \$(( \$(ip netns exec a ethtool -S zf0 | awk '\$1 == \"adm_no_answer:\" { print \$2 }') - $na0 )) -ge 1 ]" && t_ok "unanswered request given up (adm_no_answer)" || t_fail "unanswered request given up"
+t_expect "two retries before giving up" 2 "$(( $(stat a zf0 adm_request_retries) - rt0 ))"
+out=$(zcctl_a admit zf0 "$ZC_IP_B" udp); rc=$?
+case "$out" in *"no answer"*) t_expect "zcctl admit: no answer (exit 4)" 4 $rc ;; *) t_fail "zcctl admit: no answer" "$out" ;; esac
+out=$(ip netns exec a zcctl frag zf0)
+printf '%s\n' "$out" | grep -E "slots|admission|request|grant" | sed 's/^/# /'
+case "$out" in *implicit_admission*"request $ZC_IP_A"*no-answer*) t_ok "zcctl frag shows settings and requests" ;; *) t_fail "zcctl frag shows settings and requests" ;; esac
+
+# --- unprivileged requests are refused ---
+out=$(ip netns exec a setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all zcctl admit zf0 "$ZC_IP_B" tcp mac "$MAC_B" 2>&1)
+case "$out" in *"CAP_NET_ADMIN"*) t_ok "admit without CAP_NET_ADMIN: EPERM" ;; *) t_fail "admit without CAP_NET_ADMIN: EPERM" "$out" ;; esac
+out=$(ip netns exec b zcctl admit vb "$ZC_IP_A" tcp mac "$MAC_B" 2>&1)
+case "$out" in *"not a zcfrag device"*) t_ok "admit on a non-zcfrag device: EOPNOTSUPP" ;; *) t_fail "admit on a non-zcfrag device" "$out" ;; esac
+
+t_run "rmmod zcfrag" rmmod zcfrag
+t_done
