@@ -131,9 +131,13 @@ print("summary=%r" % ", ".join(f"{k} {r[k]}" for k in ("zc_potential","zc_succes
   # have ended before its interferer came.
   local extra=$((zc_failed - zc_miss_other_packet))
   # (A lost fragment can spare a hit train or break another: +-lost.)
-  [ "$zc_failed" -ge $((tx_trains_hit - lost)) ] && [ $((zc_failed - tx_trains_hit)) -le $((COUNT / 100 + 1)) ] &&
-    t_ok "$name: failed speculations $zc_failed >= trains hit $tx_trains_hit, within 1% of the trains" ||
-    t_fail "$name: failed speculations ~ trains hit" "failed $zc_failed, hit $tx_trains_hit"
+  # Timeouts are the guest's scheduling (TCG, a loaded host: measured 0.1% to
+  # 1.5% of trains), not interference: they are left out of the closeness.
+  [ "$zc_failed" -ge $((tx_trains_hit - lost)) ] && [ $((zc_failed - zc_miss_timeout - tx_trains_hit)) -le $((COUNT / 100 + 1 + lost)) ] &&
+    t_ok "$name: failed speculations $zc_failed >= trains hit $tx_trains_hit, and close (timeouts $zc_miss_timeout apart)" ||
+    t_fail "$name: failed speculations ~ trains hit" "failed $zc_failed, hit $tx_trains_hit, timeouts $zc_miss_timeout, lost $lost"
+  [ $((zc_miss_timeout * 20)) -le "$COUNT" ] && t_ok "$name: timeouts under 5% of the trains ($zc_miss_timeout)" ||
+    t_fail "$name: timeouts under 5% of the trains" "$zc_miss_timeout"
   [ "$zc_miss_other_packet" -le $((tx_trains_hit + lost)) ] && [ "$zc_miss_other_packet" -ge $((tx_trains_hit - extra - lost)) ] &&
     t_ok "$name: zc_miss_other_packet $zc_miss_other_packet = trains hit $tx_trains_hit (less other misses: $extra)" ||
     t_fail "$name: zc_miss_other_packet = trains hit" "other_packet $zc_miss_other_packet, hit $tx_trains_hit, other misses $extra"
