@@ -86,6 +86,13 @@ guest network virtio2
 guest network twoguests
 guest zcfrag veth
 guest zcfrag virtio2
+guest zcfrag-admission veth
+guest zcfrag-admission virtio2
+guest zcfrag-interleave veth
+guest zcfrag-interleave virtio2
+# The paper's Table 1 at a fifth of its size (the documented run used 100000:
+# tools/testing/zcnet/zcfrag-table1.sh, Documentation/networking/zcfrag.rst).
+guest zcfrag-table1 veth 20000
 
 # The splat detector must fail a run whose guest printed a WARNING.
 scripts/run-guest.sh --timeout 300 --log "$OUT/splat.log" tools/testing/zcnet/splat.sh 2>"$OUT/splat.runner"; rc=$?

@@ -124,8 +124,13 @@ mod c {
     pub(crate) const ADM_TABLE_FULL: usize = 50;
     pub(crate) const ADM_RENEWALS: usize = 51;
     pub(crate) const ADM_ACKS_SENT: usize = 52;
+    pub(crate) const RX_BAD_TRUNCATED: usize = 53;
+    pub(crate) const RX_BAD_CHECKSUM: usize = 54;
+    pub(crate) const RX_BAD_OVERSIZE: usize = 55;
+    pub(crate) const RX_BAD_VERSION: usize = 56;
+    pub(crate) const RX_EMPTY_FRAGMENTS: usize = 57;
 }
-const NCOUNTERS: usize = 53;
+const NCOUNTERS: usize = 58;
 const NAMES: [&str; NCOUNTERS] = [
     "rx_frames",
     "rx_ipv4_fragments",
@@ -180,6 +185,11 @@ const NAMES: [&str; NCOUNTERS] = [
     "adm_table_full",
     "adm_renewals",
     "adm_acks_sent",
+    "rx_bad_truncated",
+    "rx_bad_checksum",
+    "rx_bad_oversize",
+    "rx_bad_version",
+    "rx_empty_fragments",
 ];
 
 /// sysfs attributes (`/sys/class/net/DEV/zcfrag/`), in `SYSFS` order.
@@ -644,15 +654,39 @@ impl ZcFrag {
     /// The speculation path for an IPv4 frame; `Err(skb)` hands the frame
     /// back for the normal path (after anything flushed was queued first).
     fn speculate(&self, mut skb: SkBuff, dev: &NetDevice, ctx: &Ctx<'_>) -> Rx {
-        let mut ip_hdr = [0u8; ipv4::MIN_HEADER_LEN];
-        match skb.pull_linear(ipv4::MIN_HEADER_LEN as u32) {
-            Some(h) => ip_hdr.copy_from_slice(&h[..ipv4::MIN_HEADER_LEN]),
-            None => return Rx::Pass(skb),
+        // The whole header, options included (IHL says how long), so that a
+        // fragment with options reaches the engine and counts as such.
+        let mut ip_hdr = [0u8; ipv4::MAX_HEADER_LEN];
+        let hl = match skb.pull_linear(ipv4::MIN_HEADER_LEN as u32) {
+            Some(h) => {
+                (usize::from(h[0] & 0x0f) * 4).clamp(ipv4::MIN_HEADER_LEN, ipv4::MAX_HEADER_LEN)
+            }
+            None => {
+                self.counters.inc(c::RX_BAD_TRUNCATED);
+                return Rx::Pass(skb);
+            }
+        };
+        match skb.pull_linear(hl as u32) {
+            Some(h) => ip_hdr[..hl].copy_from_slice(&h[..hl]),
+            None => {
+                self.counters.inc(c::RX_BAD_TRUNCATED);
+                return Rx::Pass(skb);
+            }
         }
-        let h = match ipv4::Header::parse(&ip_hdr) {
+        let h = match ipv4::Header::parse(&ip_hdr[..hl]) {
             Ok(h) => h,
             Err(e) => {
                 self.counters.inc(c::RX_BAD_HEADER);
+                self.counters.inc(match e {
+                    ipv4::HeaderError::Truncated | ipv4::HeaderError::BadTotalLength => {
+                        c::RX_BAD_TRUNCATED
+                    }
+                    ipv4::HeaderError::BadChecksum => c::RX_BAD_CHECKSUM,
+                    ipv4::HeaderError::OffsetOverflow => c::RX_BAD_OVERSIZE,
+                    ipv4::HeaderError::NotIpv4 | ipv4::HeaderError::BadHeaderLength => {
+                        c::RX_BAD_VERSION
+                    }
+                });
                 if e == ipv4::HeaderError::BadChecksum && ip_hdr[6..8] != [0, 0] {
                     // A fragment (or DF packet) whose header is corrupt: its
                     // flow's train cannot complete.
@@ -676,8 +710,18 @@ impl ZcFrag {
         }
         self.counters.inc(c::RX_IPV4_FRAGMENTS);
         self.counters.inc(c::RX_FRAMES_LARGE);
+        if (skb.len() as usize) < h.total_len {
+            // Shorter than its header says: the normal path drops it.
+            self.counters.inc(c::RX_BAD_TRUNCATED);
+            return Rx::Pass(skb);
+        }
         if skb.len() as usize != h.total_len {
-            // Ethernet padding or truncation: leave it to the normal path.
+            // Ethernet padding: leave it to the normal path.
+            return Rx::Pass(skb);
+        }
+        if h.payload_len() == 0 {
+            // A fragment without payload: the normal path drops it.
+            self.counters.inc(c::RX_EMPTY_FRAGMENTS);
             return Rx::Pass(skb);
         }
         let mut l4 = [0u8; 16];
@@ -729,7 +773,8 @@ impl ZcFrag {
             let eth_len = if mac.len() == ETH_HLEN { ETH_HLEN } else { 0 };
             sb.hdr[..eth_len].copy_from_slice(&mac[..eth_len]);
             sb.eth_len = eth_len;
-            sb.hdr[eth_len..eth_len + ipv4::MIN_HEADER_LEN].copy_from_slice(&ip_hdr);
+            sb.hdr[eth_len..eth_len + ipv4::MIN_HEADER_LEN]
+                .copy_from_slice(&ip_hdr[..ipv4::MIN_HEADER_LEN]);
             if sb.page.is_none() {
                 sb.page = RxPage::alloc();
             }

@@ -154,6 +154,11 @@ ip -n b addr add "$ZC_IP_B/24" dev vb
 setsys a zf0 implicit_admission 1
 na0=$(stat a zf0 adm_no_answer); rt0=$(stat a zf0 adm_request_retries)
 tcp_xfer a b "$ZC_IP_B" 8388608 "TCP 8 MiB to an unmodified receiver with implicit admission, sha256"
+# TCP to an unmodified receiver never sends page-sized packets (the peer's MSS
+# fits its MTU); 8000-byte UDP datagrams do, so the driver asks.
+ip netns exec a python3 -c 'import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(20): s.sendto(bytes(8000), ("'"$ZC_IP_B"'", 9))'
 wait_for "request given up" sh -c "[ \$(( \$(ip netns exec a ethtool -S zf0 | awk '\$1 == \"adm_no_answer:\" { print \$2 }') - $na0 )) -ge 1 ]" && t_ok "unanswered request given up (adm_no_answer)" || t_fail "unanswered request given up"
 t_expect "two retries before giving up" 2 "$(( $(stat a zf0 adm_request_retries) - rt0 ))"
 out=$(zcctl_a admit zf0 "$ZC_IP_B" udp); rc=$?
