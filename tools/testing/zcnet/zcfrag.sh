@@ -108,7 +108,14 @@ n=$(( $(stat a zf0 tx_fragmented_packets) - before ))
 [ $n -ge 16000 ] && t_ok "page-sized segments were fragmented ($n packets for 64 MiB)" || t_fail "page-sized segments were fragmented" "only $n"
 cp=$(( $(stat a zf0 tx_copied_bytes) - cp0 )); rf=$(( $(stat a zf0 tx_referenced_bytes) - rf0 ))
 echo "# transmit: $rf payload bytes referenced, $cp copied"
-[ $rf -ge 60000000 ] && [ $((cp * 100)) -le $rf ] && t_ok "TCP fragments reference the payload pages (copied $cp of $((rf + cp)) bytes)" || t_fail "TCP fragments reference the payload pages" "referenced $rf, copied $cp"
+if ip netns exec a ethtool -k va | grep -q "^scatter-gather: on"; then
+  [ $rf -ge 60000000 ] && [ $((cp * 100)) -le $rf ] && t_ok "TCP fragments reference the payload pages (copied $cp of $((rf + cp)) bytes)" || t_fail "TCP fragments reference the payload pages" "referenced $rf, copied $cp"
+else
+  # A lower device without scatter-gather (virtio-net on QEMU's socket
+  # backend offers no checksum offload, hence no SG): the core would
+  # linearise each fragment, so zcfrag copies, counted.
+  [ $rf = 0 ] && [ $cp -ge 60000000 ] && t_ok "lower device without SG: fragments copied, counted ($cp bytes)" || t_fail "lower device without SG: fragments copied" "referenced $rf, copied $cp"
+fi
 # With scatter-gather off on zf0 the stack hands over linear packets: the
 # fragments are then copied (the baseline the counters compare against).
 ip -n a link set zf0 down; ethtool_out=$(ip netns exec a ethtool -K zf0 sg off 2>&1); ip -n a link set zf0 up
