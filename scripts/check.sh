@@ -90,6 +90,10 @@ guest zcfrag-admission veth
 guest zcfrag-admission virtio2
 guest zcfrag-interleave veth
 guest zcfrag-interleave virtio2
+guest zcfrag-badinput veth
+guest zcfrag-badinput virtio2
+guest zcfrag-unload veth
+guest zcfrag-unload virtio2
 # The paper's Table 1 at a fifth of its size (the documented run used 100000:
 # tools/testing/zcnet/zcfrag-table1.sh, Documentation/networking/zcfrag.rst).
 guest zcfrag-table1 veth 20000

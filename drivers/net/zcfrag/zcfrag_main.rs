@@ -662,6 +662,8 @@ impl ZcFrag {
                 (usize::from(h[0] & 0x0f) * 4).clamp(ipv4::MIN_HEADER_LEN, ipv4::MAX_HEADER_LEN)
             }
             None => {
+                // Fewer bytes than an IPv4 header (or than its IHL says).
+                self.counters.inc(c::RX_BAD_HEADER);
                 self.counters.inc(c::RX_BAD_TRUNCATED);
                 return Rx::Pass(skb);
             }
@@ -669,6 +671,8 @@ impl ZcFrag {
         match skb.pull_linear(hl as u32) {
             Some(h) => ip_hdr[..hl].copy_from_slice(&h[..hl]),
             None => {
+                // Fewer bytes than an IPv4 header (or than its IHL says).
+                self.counters.inc(c::RX_BAD_HEADER);
                 self.counters.inc(c::RX_BAD_TRUNCATED);
                 return Rx::Pass(skb);
             }
@@ -720,9 +724,9 @@ impl ZcFrag {
             return Rx::Pass(skb);
         }
         if h.payload_len() == 0 {
-            // A fragment without payload: the normal path drops it.
+            // A fragment without payload: counted; the engine ends any train
+            // it disturbs, and the normal path discards it.
             self.counters.inc(c::RX_EMPTY_FRAGMENTS);
-            return Rx::Pass(skb);
         }
         let mut l4 = [0u8; 16];
         let l4n = if h.frag_offset == 0 {

@@ -14,7 +14,7 @@
 . "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
 . "$ZCNET_ROOT/scripts/topology.sh"
 SEED=7
-PENDING=${PENDING-"truncated short_header zero_length ip_options oversize"}
+PENDING=${PENDING-""}
 # tcp_xfer NS_FROM NS_TO DST_IP BYTES NAME: seeded bytes over TCP, sha256 checked.
 tcp_xfer() {
   local want got port=$((7000 + RANDOM % 1000))
@@ -331,7 +331,7 @@ t_expect "control: delivered once per try, all intact" "$tries 1" "${D[count]} $
 inject truncated
 ge "truncated: dropped by the kernel as truncated" 2 kernel_InTruncatedPkts
 t_expect "truncated: no speculation started" 0 "${D[zc_potential]}"
-distinct truncated rx_truncated 2
+distinct truncated rx_bad_truncated 2
 alive truncated
 
 # --- fewer than 20 bytes of IP header ---
@@ -359,7 +359,7 @@ inject zero_length zc_miss_too_big
 ge "zero length at offset 0: counted as a miss (UDP and TCP)" 2 zc_miss_bad_length zc_miss_header_length
 ge "zero length mid-train: the train ends at 16 held fragments" 1 zc_miss_too_big
 ge "zero length mid-train: the 16 held fragments go to the normal path" 16 rx_fallback_fragments
-distinct zero_length rx_zero_length 18
+distinct zero_length rx_empty_fragments 18
 alive zero_length
 
 # --- IP options (IHL 6..15) ---
@@ -378,7 +378,7 @@ inject oversize zc_miss_too_big
 ge "oversize: the fragments ending past 65535 counted" 2 rx_bad_header
 ge "oversize: the train left the page (miss)" 1 zc_miss_too_big
 ge "oversize: the kernel refused to reassemble it" 1 kernel_ReasmFails
-distinct oversize rx_oversize 2
+distinct oversize rx_bad_oversize 2
 alive oversize
 
 # --- a flood of first fragments that never complete ---
