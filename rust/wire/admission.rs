@@ -220,6 +220,21 @@ pub struct Request {
     pub last_ns: u64,
 }
 
+impl Request {
+    /// A frame of `kind` about this request (`arg`: the slot of a Fast_Rel).
+    fn frame(&self, kind: Kind, arg: u8) -> Frame {
+        Frame {
+            kind,
+            arg,
+            token: self.token,
+            key: self.key,
+            sport: self.sport,
+            dport: self.dport,
+            idle_ms: 0,
+        }
+    }
+}
+
 /// Timing of the requester.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timing {
@@ -432,18 +447,7 @@ impl<const M: usize> Requests<M> {
     pub fn release(&mut self, key: &FlowKey) -> Option<(Frame, [u8; 6])> {
         let e = self.entries[self.find(key)?].take()?;
         match e.state {
-            State::Granted { slot } => Some((
-                Frame {
-                    kind: Kind::Rel,
-                    arg: slot,
-                    token: e.token,
-                    key: e.key,
-                    sport: e.sport,
-                    dport: e.dport,
-                    idle_ms: 0,
-                },
-                e.peer,
-            )),
+            State::Granted { slot } => Some((e.frame(Kind::Rel, slot), e.peer)),
             _ => None,
         }
     }
@@ -467,15 +471,7 @@ impl<const M: usize> Requests<M> {
                         e.state = State::Pending { tries: tries + 1 };
                         e.next_ns = now_ns.saturating_add(t.retry_ns);
                         out(Event::Send {
-                            frame: Frame {
-                                kind: Kind::Req,
-                                arg: 0,
-                                token: e.token,
-                                key: e.key,
-                                sport: e.sport,
-                                dport: e.dport,
-                                idle_ms: 0,
-                            },
+                            frame: e.frame(Kind::Req, 0),
                             peer: e.peer,
                             retry: true,
                         });
@@ -491,15 +487,7 @@ impl<const M: usize> Requests<M> {
                 if now_ns >= e.next_ns {
                     e.next_ns = now_ns.saturating_add(e.renew_ns);
                     out(Event::Send {
-                        frame: Frame {
-                            kind: Kind::Req,
-                            arg: 0,
-                            token: e.token,
-                            key: e.key,
-                            sport: e.sport,
-                            dport: e.dport,
-                            idle_ms: 0,
-                        },
+                        frame: e.frame(Kind::Req, 0),
                         peer: e.peer,
                         retry: false,
                     });
@@ -515,15 +503,7 @@ impl<const M: usize> Requests<M> {
                 *slot = None;
                 if let State::Granted { slot } = gone.state {
                     out(Event::Send {
-                        frame: Frame {
-                            kind: Kind::Rel,
-                            arg: slot,
-                            token: gone.token,
-                            key: gone.key,
-                            sport: gone.sport,
-                            dport: gone.dport,
-                            idle_ms: 0,
-                        },
+                        frame: gone.frame(Kind::Rel, slot),
                         peer: gone.peer,
                         retry: false,
                     });

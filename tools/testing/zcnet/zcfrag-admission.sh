@@ -17,19 +17,7 @@ wait_for() {
   for i in $(seq 200); do "$@" && return 0; sleep 0.05; done
   echo "# timed out waiting for: $d"; return 1
 }
-# tcp_xfer NS_FROM NS_TO DST_IP BYTES NAME [SRC_IP]
-tcp_xfer() {
-  local want got port=$((7000 + RANDOM % 1000)) bind=
-  [ -n "${6:-}" ] && bind=",bind=$6"
-  want=$(seeded_bytes $SEED "$4" | sha256sum | cut -d' ' -f1)
-  seeded_bytes $SEED "$4" > /tmp/tx
-  ip netns exec "$2" bash -c "socat -u TCP-LISTEN:$port,reuseaddr - | sha256sum > /tmp/rx-sum" &
-  local rx=$!
-  ip netns exec "$1" socat -u OPEN:/tmp/tx "TCP:$3:$port,retry=200,interval=0.05$bind" || { kill $rx; t_fail "$5" "send failed"; return; }
-  wait $rx
-  got=$(cut -d' ' -f1 /tmp/rx-sum)
-  t_expect "$5" "$want" "$got"
-}
+. "$ZCNET_ROOT/tools/testing/zcnet/zcfrag-lib.sh"
 zcctl_a() { ip netns exec a zcctl "$@"; }
 
 t_run "insmod zcfrag" insmod "$(ko zcfrag)"

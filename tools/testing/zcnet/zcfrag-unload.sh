@@ -9,19 +9,7 @@
 . "$ZCNET_ROOT/scripts/topology.sh"
 SEED=7
 stat() { timeout 20 ip netns exec "$1" ethtool -S "$2" 2>/dev/null | awk -v n="$3" '$1 == n":" { print $2 }'; }
-# tcp_xfer NS_FROM NS_TO DST_IP BYTES NAME: seeded bytes over TCP, sha256 checked.
-tcp_xfer() {
-  local want got port=$((7000 + RANDOM % 1000))
-  want=$(seeded_bytes $SEED "$4" | sha256sum | cut -d' ' -f1)
-  seeded_bytes $SEED "$4" > /tmp/tx
-  ip netns exec "$2" bash -c "socat -u TCP-LISTEN:$port,reuseaddr - | tee >(wc -c > /tmp/rx-count) | sha256sum > /tmp/rx-sum" &
-  local rx=$!
-  ip netns exec "$1" socat -u OPEN:/tmp/tx "TCP:$3:$port,retry=200,interval=0.05" || { kill $rx; t_fail "$5" "send failed"; return; }
-  wait $rx
-  got=$(cut -d' ' -f1 /tmp/rx-sum)
-  [ "$want" = "$got" ] || echo "# $5: received $(cat /tmp/rx-count 2>/dev/null) of $4 bytes"
-  t_expect "$5" "$want" "$got"
-}
+. "$ZCNET_ROOT/tools/testing/zcnet/zcfrag-lib.sh"
 # moving NS DEV COUNTER DELTA: waits (bounded, 60 s) until the counter moved
 # by DELTA from now; on a timeout, shows the state of the transfer.
 moving() {
