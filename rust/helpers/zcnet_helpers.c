@@ -202,19 +202,9 @@ unsigned char *zcnet_helper_skb_data(const struct sk_buff *skb)
 	return skb->data;
 }
 
-unsigned int zcnet_helper_skb_tailroom(const struct sk_buff *skb)
-{
-	return skb_tailroom(skb);
-}
-
 u16 zcnet_helper_skb_protocol(const struct sk_buff *skb)
 {
 	return (__force u16)skb->protocol;
-}
-
-void zcnet_helper_skb_set_protocol(struct sk_buff *skb, u16 proto_be)
-{
-	skb->protocol = (__force __be16)proto_be;
 }
 
 struct net_device *zcnet_helper_skb_dev(const struct sk_buff *skb)
@@ -225,15 +215,6 @@ struct net_device *zcnet_helper_skb_dev(const struct sk_buff *skb)
 void zcnet_helper_skb_set_dev(struct sk_buff *skb, struct net_device *dev)
 {
 	skb->dev = dev;
-}
-
-struct sk_buff *zcnet_helper_alloc_skb(unsigned int headroom, unsigned int len)
-{
-	struct sk_buff *skb = alloc_skb(headroom + len, GFP_ATOMIC);
-
-	if (skb)
-		skb_reserve(skb, headroom);
-	return skb;
 }
 
 unsigned int zcnet_helper_skb_headlen(const struct sk_buff *skb)
@@ -478,9 +459,7 @@ copy_all:
 done:
 	skb_reset_mac_header(skb);
 	skb->protocol = htons(ETH_P_IP);
-	skb->priority = from->priority;
-	skb->mark = from->mark;
-	skb_set_queue_mapping(skb, skb_get_queue_mapping(from));
+	zcnet_helper_skb_copy_meta(skb, from);
 	return skb;
 }
 

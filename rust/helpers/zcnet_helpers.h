@@ -67,13 +67,9 @@ bool zcnet_helper_dev_is_ether(const struct net_device *dev);
 bool zcnet_helper_dev_is_up(const struct net_device *dev);
 unsigned int zcnet_helper_skb_len(const struct sk_buff *skb);
 unsigned char *zcnet_helper_skb_data(const struct sk_buff *skb);
-unsigned int zcnet_helper_skb_tailroom(const struct sk_buff *skb);
 u16 zcnet_helper_skb_protocol(const struct sk_buff *skb);
-void zcnet_helper_skb_set_protocol(struct sk_buff *skb, u16 proto_be);
 struct net_device *zcnet_helper_skb_dev(const struct sk_buff *skb);
 void zcnet_helper_skb_set_dev(struct sk_buff *skb, struct net_device *dev);
-/* alloc_skb(headroom + len, GFP_ATOMIC) with skb_reserve(headroom); NULL on failure. */
-struct sk_buff *zcnet_helper_alloc_skb(unsigned int headroom, unsigned int len);
 /* skb_headlen(skb) */
 unsigned int zcnet_helper_skb_headlen(const struct sk_buff *skb);
 /* pskb_may_pull(skb, len) */

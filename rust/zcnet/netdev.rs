@@ -116,13 +116,6 @@ impl SkBuff {
         self.0.as_ptr()
     }
 
-    /// Allocates an skb with `headroom` bytes reserved in front and room for
-    /// `len` bytes of data (in atomic context). `None` when memory is short.
-    pub fn alloc(headroom: u32, len: u32) -> Option<Self> {
-        // SAFETY: The helper returns a fresh skb or null; we own the result.
-        unsafe { Self::from_raw(ext::zcnet_helper_alloc_skb(headroom, len)) }
-    }
-
     /// A frame for `dev` holding `bytes` (Ethernet header included), padded
     /// to the Ethernet minimum; `None` when memory is short.
     pub fn frame(dev: &NetDevice, bytes: &[u8]) -> Option<Self> {
@@ -154,12 +147,6 @@ impl SkBuff {
         unsafe { ext::zcnet_helper_skb_protocol(self.raw()) }
     }
 
-    /// Sets the protocol field (network byte order).
-    pub fn set_protocol_be(&mut self, proto: u16) {
-        // SAFETY: By the type invariant the skb is valid and owned.
-        unsafe { ext::zcnet_helper_skb_set_protocol(self.raw(), proto) };
-    }
-
     /// Makes sure the first `len` bytes are in the linear part; returns the
     /// linear part (at least `len` bytes), or `None` when the skb is shorter.
     pub fn pull_linear(&mut self, len: u32) -> Option<&[u8]> {
@@ -179,25 +166,6 @@ impl SkBuff {
         }
     }
 
-    /// Appends `len` bytes to the linear part (which must have the room, as
-    /// allocated by [`SkBuff::alloc`]) and returns them for writing.
-    pub fn put(&mut self, len: u32) -> Result<&mut [u8]> {
-        // SAFETY: By the type invariant the skb is valid and owned;
-        // `skb_tailroom` is 0 for a non-linear skb.
-        let room = unsafe { ext::zcnet_helper_skb_tailroom(self.raw()) };
-        if len > room {
-            return Err(EINVAL);
-        }
-        // SAFETY: The room was checked above and the skb is linear.
-        unsafe {
-            let p = bindings::skb_put(self.raw(), len);
-            Ok(core::slice::from_raw_parts_mut(
-                p.cast::<u8>(),
-                len as usize,
-            ))
-        }
-    }
-
     /// Copies `out.len()` bytes from `offset` of the data (linear part and
     /// fragments alike) into `out`.
     pub fn copy_bits(&self, offset: u32, out: &mut [u8]) -> Result {
@@ -213,12 +181,6 @@ impl SkBuff {
     pub fn resolve_checksum(&mut self) -> Result {
         // SAFETY: By the type invariant the skb is valid and owned.
         kernel::error::to_result(unsafe { ext::zcnet_helper_skb_resolve_csum(self.raw()) })
-    }
-
-    /// Copies priority, mark and queue mapping from `from`.
-    pub fn copy_meta_from(&mut self, from: &SkBuff) {
-        // SAFETY: Both skbs are valid; `self` is owned.
-        unsafe { ext::zcnet_helper_skb_copy_meta(self.raw(), from.raw()) };
     }
 
     /// Sets the device the skb belongs to.

@@ -90,28 +90,28 @@ ip -n a link set zf0 up && ip -n b link set zf1 up
 t_run "ping from both addresses" bash -c "ip netns exec a ping -c 1 -W 10 -I $ZC_IP_A $ZC_IP_B && ip netns exec a ping -c 1 -W 10 -I $IP_A2 $ZC_IP_B"
 echo "# $((BYTES >> 20)) MiB per TCP transfer, topology $ZCNET_TOPO, $(nproc) CPUs"
 
+# pair LABEL SRC2 PORT1 PORT2 NAME1 NAME2: two concurrent TCP transfers a -> b,
+# the first from $ZC_IP_A, the second from SRC2; both checked, then counters.
+pair() {
+  snap > /tmp/il-before; t0=$(now)
+  tcp_start one 7 "$ZC_IP_A" "$3"
+  tcp_start two 8 "$2" "$4"
+  tcp_check one "$1: $5 byte-exact, in time"
+  tcp_check two "$1: $6 byte-exact, in time"
+  settle; echo "# $1: $(secs "$t0" "$(now)") s"
+  report "$1"
+}
+
 # --- two TCP connections, same addresses: one flow to the slots ---
 for round in 1 2; do
-  snap > /tmp/il-before; t0=$(now)
-  tcp_start one 7 "$ZC_IP_A" 7101
-  tcp_start two 8 "$ZC_IP_A" 7102
-  tcp_check one "same source, round $round: connection 1 byte-exact, in time"
-  tcp_check two "same source, round $round: connection 2 byte-exact, in time"
-  settle; echo "# same source, round $round: $(secs "$t0" "$(now)") s"
-  report "same source, round $round"
+  pair "same source, round $round" "$ZC_IP_A" 7101 7102 "connection 1" "connection 2"
   pot=$(d zc_potential) other=$(d zc_miss_other_packet)
   echo "# same source, round $round: $other of $pot trains ($((pot ? other * 1000 / pot : 0))‰) ended by the other connection's fragments; $(d zc_successful) completed"
   [ "$pot" -ge $((BYTES / 4096)) ] && t_ok "same source, round $round: trains speculated on ($pot)" || t_fail "same source, round $round: trains speculated on" "$pot"
 done
 
 # --- the second connection from a second address: its own slot ---
-snap > /tmp/il-before; t0=$(now)
-tcp_start one 7 "$ZC_IP_A" 7103
-tcp_start two 8 "$IP_A2" 7104
-tcp_check one "two sources: connection from $ZC_IP_A byte-exact, in time"
-tcp_check two "two sources: connection from $IP_A2 byte-exact, in time"
-settle; echo "# two sources: $(secs "$t0" "$(now)") s"
-report "two sources"
+pair "two sources" "$IP_A2" 7103 7104 "connection from $ZC_IP_A" "connection from $IP_A2"
 pot=$(d zc_potential) other=$(d zc_miss_other_packet)
 [ $((other * 100)) -lt "$pot" ] && t_ok "two sources: zc_miss_other_packet $other < 1% of $pot trains" ||
   t_fail "two sources: zc_miss_other_packet < 1% of trains" "$other of $pot"
