@@ -6,9 +6,11 @@
 #   make setup       install the packages, kernel source and bindgen (idempotent)
 #   make kernel      build or reuse the cached test kernel (ZCNET_FLAVOUR=debug for KASAN etc.)
 #   make modules     build the modules against the cached kernel, or KDIR=/path/to/build
-#   make tools       build the user-space tools (zcctl, zcbench)
+#   make tools       build the user-space tools (zcctl, zcbench, the ip plugin)
+#   make install-ip  install the ip plugin (ip link ... type zcfrag OPTIONS)
 #   make run SCRIPT=file [TOPO=veth|virtio2|twoguests]   run a script in the guest
-#   make bench       zcbench in the guest (plain TCP between the namespaces)
+#   make bench       zcbench in the guest: plain TCP at MTU 1500 and 9000 vs zcfrag
+#                    [TOPO=virtio2 [WIRE=tcp]: two virtio NICs, a lossless wire]
 #   make fmt         rustfmt every .rs
 #   make clean       remove build output of the modules and tools
 
@@ -16,10 +18,11 @@ SHELL := /bin/bash
 ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 KDIR ?=
 TOPO ?= veth
+WIRE ?= udp
 SCRIPT ?=
 export ZCNET_FLAVOUR ?= default
 
-.PHONY: all setup kernel modules tools demo check test run bench fmt clean
+.PHONY: all setup kernel modules tools install-ip demo check test run bench fmt clean
 
 all: modules tools
 
@@ -38,6 +41,13 @@ modules:
 
 tools:
 	@cd $(ROOT)/tools && cargo build --release --quiet
+	@$(ROOT)/scripts/build-ip-plugin.sh
+
+# Where this machine's ip looks for link plugins (Debian: /usr/lib/<triplet>/ip).
+IP_LIB_DIR ?= $(shell grep -aoE -m1 '/usr/lib[a-z0-9_/-]*/ip' "$$(command -v ip)" 2>/dev/null | head -n1)
+install-ip: tools
+	@install -D -m 0644 $(ROOT)/tools/target/ip/link_zcfrag.so $(DESTDIR)$(or $(IP_LIB_DIR),/usr/lib/ip)/link_zcfrag.so
+	@echo "installed $(DESTDIR)$(or $(IP_LIB_DIR),/usr/lib/ip)/link_zcfrag.so"
 
 demo: setup modules tools
 	@$(ROOT)/scripts/run-guest.sh --timeout 600 --log $(ROOT)/out/demo.log -v $(ROOT)/tools/testing/zcnet/demo.sh
@@ -50,7 +60,7 @@ run: modules tools
 	@$(ROOT)/scripts/run-guest.sh --topo $(TOPO) -v $(SCRIPT)
 
 bench: setup modules tools
-	@$(ROOT)/scripts/run-guest.sh --topo $(TOPO) --timeout 1800 --log $(ROOT)/out/bench-$(TOPO).log -v $(ROOT)/tools/testing/zcnet/bench.sh
+	@$(ROOT)/scripts/run-guest.sh --topo $(TOPO) --wire $(WIRE) --timeout 1800 --log $(ROOT)/out/bench-$(TOPO)-$(WIRE).log -v $(ROOT)/tools/testing/zcnet/bench.sh
 
 fmt:
 	@find $(ROOT) -name '*.rs' -not -path '*/target/*' -not -name generated.rs | xargs rustfmt --edition 2021

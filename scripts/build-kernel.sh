@@ -14,6 +14,19 @@ if [ -f "$B/.zcnet-complete" ]; then
   echo "$B"
   exit 0
 fi
+# One build at a time per cache: a second `make` waits for the first (and then
+# finds its result) instead of wiping the tree under it.
+mkdir -p "$ZCNET_CACHE"
+exec 9>"$ZCNET_CACHE/.build-kernel.lock"
+if ! flock -n 9; then
+  log "kernel: another build is running; waiting for it"
+  flock 9
+fi
+if [ -f "$B/.zcnet-complete" ]; then
+  log "kernel: cached build $B"
+  echo "$B"
+  exit 0
+fi
 
 # Unpack the source once per package version.
 S="$ZCNET_CACHE/src/linux-${pkgver%%-*}"

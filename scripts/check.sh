@@ -4,7 +4,7 @@
 # with one line `N passed, N failed, N skipped`.
 #
 #   host: rustfmt, clippy, cargo test of tools/ (rust/wire included),
-#         module build
+#         module build, the rst of Documentation/ (docutils)
 #   guest (QEMU, scripts/run-guest.sh): the KTAP suites of tools/testing/zcnet
 #         in their topologies, each also failing on any kernel report, and the
 #         splat-detector self-test
@@ -33,9 +33,10 @@ step setup scripts/setup-deps.sh || finish
 echo "check: kernel (cached when the key holds; a cold build takes minutes)"
 step kernel scripts/build-kernel.sh || finish
 step modules scripts/build-modules.sh || finish
-step tools bash -c 'cd tools && cargo build --release --quiet' || finish
+step tools bash -c 'cd tools && cargo build --release --quiet && ../scripts/build-ip-plugin.sh' || finish
 step rustfmt bash -c 'find . -name "*.rs" -not -path "./tools/target/*" -not -name generated.rs -print0 | xargs -0 rustfmt --edition 2021 --check'
 step clippy bash -c 'cd tools && cargo clippy --quiet --all-targets -- -D warnings'
+step docs /usr/bin/python3 scripts/check-docs.py
 
 # A second, differently configured 7.2 tree (modules_prepare only), built in a
 # copy of the sources so the test kernel's modules stay as they are.

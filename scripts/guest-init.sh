@@ -23,7 +23,7 @@ exec </dev/null >/dev/console 2>&1
 
 # shellcheck source=/dev/null
 . /run/zcnet/out/env
-export ZCNET_ROOT ZCNET_TOPO ZCNET_ROLE ZCNET_MODROOT ZCNET_KREL ZCNET_ACCEL ZCNET_FLAVOUR
+export ZCNET_ROOT ZCNET_TOPO ZCNET_ROLE ZCNET_MODROOT ZCNET_KREL ZCNET_ACCEL ZCNET_FLAVOUR ZCNET_WIRE
 export ZCNET_ARTIFACTS=/run/zcnet/out/artifacts
 mkdir -p "$ZCNET_ARTIFACTS"
 # The checkout and the test kernel's modules, wherever they live on the host

@@ -10,6 +10,9 @@
 #     --log FILE    guest console log (default out/guest-<script>.log; with
 #                   twoguests FILE.a and FILE.b)
 #     --kdir DIR    kernel build tree (default: the cached build of ZCNET_FLAVOUR)
+#     --wire W      virtio2's wire between the NICs: udp (default; the host drops
+#                   frames when its socket buffer overflows, about 0.5% under a
+#                   stream) or tcp (lossless: the receiver pushes back)
 #     -v            also stream the console to the terminal
 #
 # The guest sees the host's root file system read-only (so every host tool is
@@ -27,7 +30,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-topo=veth accel=tcg cpus=2 mem=2048 timeout=600 log= kdir= verbose=0
+topo=veth accel=tcg cpus=2 mem=2048 timeout=600 log= kdir= verbose=0 wire=udp
 while [ $# -gt 0 ]; do
   case "$1" in
     --topo) topo=$2; shift 2 ;;
@@ -37,8 +40,9 @@ while [ $# -gt 0 ]; do
     --timeout) timeout=$2; shift 2 ;;
     --log) log=$2; shift 2 ;;
     --kdir) kdir=$2; shift 2 ;;
+    --wire) wire=$2; shift 2 ;;
     -v) verbose=1; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     --) shift; break ;;
     -*) die "run-guest: unknown option $1" ;;
     *) break ;;
@@ -48,6 +52,7 @@ done
 script=$(realpath "$1"); shift
 [ -f "$script" ] || die "run-guest: no script $script"
 case "$topo" in veth|virtio2|twoguests|none) ;; *) die "run-guest: unknown topology $topo" ;; esac
+case "$wire" in udp|tcp) ;; *) die "run-guest: unknown wire $wire (udp or tcp)" ;; esac
 if [ -z "$kdir" ]; then
   kdir=$(kernel_build_dir)
   [ -f "$kdir/.zcnet-complete" ] || die "run-guest: no cached kernel for flavour $ZCNET_FLAVOUR; run 'make kernel'"
@@ -89,8 +94,8 @@ start_guest() {
       cp "$script" "$out/script"; gscript=/run/zcnet/out/script ;;
   esac
   {
-    printf 'ZCNET_ROOT=%q\nZCNET_TOPO=%q\nZCNET_ROLE=%q\nZCNET_MODROOT=%q\nZCNET_KREL=%q\nZCNET_SCRIPT=%q\nZCNET_ACCEL=%q\nZCNET_FLAVOUR=%q\n' \
-      "$ZCNET_ROOT" "$topo" "$role" /run/zcnet/modules "$krel" "$gscript" "$accel" "$ZCNET_FLAVOUR"
+    printf 'ZCNET_ROOT=%q\nZCNET_TOPO=%q\nZCNET_ROLE=%q\nZCNET_MODROOT=%q\nZCNET_KREL=%q\nZCNET_SCRIPT=%q\nZCNET_ACCEL=%q\nZCNET_FLAVOUR=%q\nZCNET_WIRE=%q\n' \
+      "$ZCNET_ROOT" "$topo" "$role" /run/zcnet/modules "$krel" "$gscript" "$accel" "$ZCNET_FLAVOUR" "$wire"
     printf 'ZCNET_ARGS=('; printf '%q ' "${ARGS[@]+"${ARGS[@]}"}"; printf ')\n'
   } > "$out/env"
   : > "$glog"
@@ -116,11 +121,17 @@ case "$topo" in
   veth|none)
     start_guest a "$log"; logs+=("$log") ;;
   virtio2)
+    if [ "$wire" = tcp ]; then
+      # A lossless wire: one TCP connection carries the frames, so a busy
+      # receiver pushes back instead of dropping (as a NIC with pause frames).
+      w1="socket,id=n1,listen=127.0.0.1:$((base+2))" w2="socket,id=n2,connect=127.0.0.1:$((base+2))"
+    else
+      w1="socket,id=n1,udp=127.0.0.1:$((base+1)),localaddr=127.0.0.1:$base"
+      w2="socket,id=n2,udp=127.0.0.1:$base,localaddr=127.0.0.1:$((base+1))"
+    fi
     start_guest a "$log" \
-      -netdev "socket,id=n1,udp=127.0.0.1:$((base+1)),localaddr=127.0.0.1:$base" \
-      -device "virtio-net-pci,netdev=n1,mac=52:54:00:18:00:01" \
-      -netdev "socket,id=n2,udp=127.0.0.1:$base,localaddr=127.0.0.1:$((base+1))" \
-      -device "virtio-net-pci,netdev=n2,mac=52:54:00:18:00:02"
+      -netdev "$w1" -device "virtio-net-pci,netdev=n1,mac=52:54:00:18:00:01" \
+      -netdev "$w2" -device "virtio-net-pci,netdev=n2,mac=52:54:00:18:00:02"
     logs+=("$log") ;;
   twoguests)
     start_guest a "$log.a" \

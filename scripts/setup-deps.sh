@@ -17,6 +17,8 @@ RUST_WEB_SERIES=1.85
 PKGS=(
   # kernel build
   make bc bison flex libelf-dev libssl-dev cpio kmod xz-utils python3 rsync
+  # documentation check (scripts/check-docs.py)
+  python3-docutils
   clang-19 lld-19 llvm-19 libclang-19-dev
   # runner
   qemu-system-x86

@@ -24,6 +24,7 @@ const char *zcnet_helper_kernel_release(void)
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <net/ip.h>
+#include <net/tcp.h>
 #include <net/rtnetlink.h>
 
 void *zcnet_helper_netdev_priv(const struct net_device *dev)
@@ -44,6 +45,39 @@ struct net *zcnet_helper_newlink_link_net(struct rtnl_newlink_params *params)
 u32 zcnet_helper_newlink_mtu(const struct rtnl_newlink_params *params)
 {
 	return params->tb[IFLA_MTU] ? nla_get_u32(params->tb[IFLA_MTU]) : 0;
+}
+
+/* Every link attribute of a zcnet kind is a u32 (types 1..ZCNET_LINK_ATTRS_MAX). */
+static const struct nla_policy zcnet_link_policy[ZCNET_LINK_ATTRS_MAX + 1] = {
+	[1 ... ZCNET_LINK_ATTRS_MAX] = { .type = NLA_U32 },
+};
+
+const struct nla_policy *zcnet_helper_link_policy(void)
+{
+	return zcnet_link_policy;
+}
+
+struct nlattr **zcnet_helper_newlink_data(struct rtnl_newlink_params *params)
+{
+	return params->data;
+}
+
+bool zcnet_helper_link_attr(struct nlattr **data, unsigned int type, u32 *val)
+{
+	if (!data || type == 0 || type > ZCNET_LINK_ATTRS_MAX || !data[type])
+		return false;
+	*val = nla_get_u32(data[type]);
+	return true;
+}
+
+int zcnet_helper_put_link_attr(struct sk_buff *skb, unsigned int type, u32 val)
+{
+	return nla_put_u32(skb, type, val);
+}
+
+size_t zcnet_helper_link_attrs_size(unsigned int n)
+{
+	return n * nla_total_size(sizeof(u32));
 }
 
 bool zcnet_helper_rx_handler_busy(struct net_device *dev)
@@ -290,9 +324,25 @@ struct sk_buff *zcnet_helper_build_page_skb(const void *hdr, unsigned int hdr_le
 	return skb;
 }
 
-int zcnet_helper_netif_rx(struct sk_buff *skb)
+int zcnet_helper_netif_receive_skb(struct sk_buff *skb)
 {
-	return netif_rx(skb);
+	int r;
+
+	/* Softirq callers nest; a process-context caller gets BHs off. */
+	local_bh_disable();
+	r = netif_receive_skb(skb);
+	local_bh_enable();
+	return r;
+}
+
+struct sk_buff *zcnet_helper_skb_next(const struct sk_buff *skb)
+{
+	return skb->next;
+}
+
+void zcnet_helper_skb_set_next(struct sk_buff *skb, struct sk_buff *next)
+{
+	skb->next = next;
 }
 
 unsigned int zcnet_helper_skb_mac_len(const struct sk_buff *skb)
@@ -460,6 +510,18 @@ done:
 	skb_reset_mac_header(skb);
 	skb->protocol = htons(ETH_P_IP);
 	zcnet_helper_skb_copy_meta(skb, from);
+	/*
+	 * The fragment stays charged to the sending socket until it leaves, as
+	 * tcp_gso_segment() does for segments: TCP Small Queues and the send
+	 * buffer then see what waits in the lower device's queue. Without it the
+	 * packet's charge ends when the packet is freed, right after it is
+	 * fragmented, and TCP floods the lower qdisc until it drops.
+	 */
+	if (from->sk && (from->destructor == tcp_wfree || from->destructor == sock_wfree)) {
+		skb->sk = from->sk;
+		skb->destructor = from->destructor;
+		refcount_add(skb->truesize, &from->sk->sk_wmem_alloc);
+	}
 	return skb;
 }
 

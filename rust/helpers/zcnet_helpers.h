@@ -31,6 +31,23 @@ u32 zcnet_helper_newlink_link(const struct rtnl_newlink_params *params);
 struct net *zcnet_helper_newlink_link_net(struct rtnl_newlink_params *params);
 /* tb[IFLA_MTU] when given, else 0. */
 u32 zcnet_helper_newlink_mtu(const struct rtnl_newlink_params *params);
+/*
+ * Link attributes of a kind (IFLA_INFO_DATA): types 1..ZCNET_LINK_ATTRS_MAX,
+ * each an NLA_U32. The policy covers them all; a kind sets maxtype to its own
+ * count.
+ */
+#define ZCNET_LINK_ATTRS_MAX 16
+struct nla_policy;
+struct nlattr;
+const struct nla_policy *zcnet_helper_link_policy(void);
+/* params->data: the kind's parsed attributes, or NULL when none were given. */
+struct nlattr **zcnet_helper_newlink_data(struct rtnl_newlink_params *params);
+/* data[type] as a u32 into *val; false when data is NULL or it is absent. */
+bool zcnet_helper_link_attr(struct nlattr **data, unsigned int type, u32 *val);
+/* nla_put_u32(skb, type, val): 0 or -EMSGSIZE. */
+int zcnet_helper_put_link_attr(struct sk_buff *skb, unsigned int type, u32 val);
+/* Room n u32 attributes take in a message (nla_total_size). */
+size_t zcnet_helper_link_attrs_size(unsigned int n);
 /* netdev_is_rx_handler_busy(dev), under RTNL. */
 bool zcnet_helper_rx_handler_busy(struct net_device *dev);
 /* The rx_handler_data of dev when its rx_handler is `handler`, else NULL (RTNL). */
@@ -96,8 +113,15 @@ void zcnet_helper_put_page(struct page *page);
 struct sk_buff *zcnet_helper_build_page_skb(const void *hdr, unsigned int hdr_len,
 					    unsigned int eth_len, struct page *page,
 					    unsigned int data_len, struct net_device *dev);
-/* netif_rx(skb): queue for the receive path of skb->dev. */
-int zcnet_helper_netif_rx(struct sk_buff *skb);
+/*
+ * netif_receive_skb(skb) with bottom halves off: the packet goes up the
+ * stack now, in order with what the caller delivered before (the bridge
+ * does the same from its rx handler).
+ */
+int zcnet_helper_netif_receive_skb(struct sk_buff *skb);
+/* skb->next, and setting it (for chains the caller owns; NULL when on none). */
+struct sk_buff *zcnet_helper_skb_next(const struct sk_buff *skb);
+void zcnet_helper_skb_set_next(struct sk_buff *skb, struct sk_buff *next);
 /* skb_mac_header(skb) .. skb->data: the Ethernet header of a received frame. */
 unsigned int zcnet_helper_skb_mac_len(const struct sk_buff *skb);
 const unsigned char *zcnet_helper_skb_mac_header(const struct sk_buff *skb);

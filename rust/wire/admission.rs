@@ -452,6 +452,16 @@ impl<const M: usize> Requests<M> {
         }
     }
 
+    /// The device is going away: forgets every entry, calling `out` with
+    /// the Fast_Rel (and the peer) of each that held a grant.
+    pub fn release_all(&mut self, mut out: impl FnMut(Frame, [u8; 6])) {
+        for r in self.entries.iter_mut().filter_map(Option::take) {
+            if let State::Granted { slot } = r.state {
+                out(r.frame(Kind::Rel, slot), r.peer);
+            }
+        }
+    }
+
     /// Retries, gives up, and forgets idle entries; calls `out` for each
     /// thing to do. Returns when it next wants to run (`None`: nothing
     /// pending and nothing to forget).
@@ -626,6 +636,32 @@ mod tests {
             })
         ));
         assert_eq!(ev[1], Some(Event::Forgotten(key(3))));
+    }
+
+    #[test]
+    fn release_all_sends_rel_for_grants_only() {
+        let mut r = Requests::<4>::new(Timing::DEFAULT);
+        let Asked::Send(a) = r.request(key(1), (1, 2), PEER, false, 0) else {
+            panic!()
+        };
+        let Asked::Send(b) = r.request(key(2), (1, 2), PEER, true, 0) else {
+            panic!()
+        };
+        let Asked::Send(_) = r.request(key(3), (1, 2), PEER, false, 0) else {
+            panic!()
+        };
+        r.on_answer(&a.answer(Some(3), 0), 1);
+        r.on_answer(&b.answer(Some(7), 0), 1);
+        let mut rels = [None; 4];
+        let mut n = 0;
+        r.release_all(|f, peer| {
+            rels[n] = Some((f.kind, f.arg, f.key, peer));
+            n += 1;
+        });
+        assert_eq!(n, 2, "one Fast_Rel per grant, none for the pending request");
+        assert!(rels.contains(&Some((Kind::Rel, 3, key(1), PEER))));
+        assert!(rels.contains(&Some((Kind::Rel, 7, key(2), PEER))));
+        assert!(r.is_empty());
     }
 
     #[test]

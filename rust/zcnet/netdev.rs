@@ -323,11 +323,14 @@ impl SkBuff {
         }
     }
 
-    /// Queues the skb for the receive path of `dev` (`netif_rx`).
-    pub fn deliver(mut self, dev: &NetDevice) {
+    /// Hands the skb to the receive path of `dev` now (`netif_receive_skb`,
+    /// bottom halves off): it reaches the protocols before anything the
+    /// caller delivers next. Do not hold a lock the stack may want (the
+    /// protocols may transmit, through this very device).
+    pub fn receive(mut self, dev: &NetDevice) {
         self.set_dev(dev);
-        // SAFETY: The skb is valid and owned; `netif_rx` takes it over.
-        unsafe { ext::zcnet_helper_netif_rx(self.into_raw()) };
+        // SAFETY: The skb is valid and owned; the receive path takes it over.
+        unsafe { ext::zcnet_helper_netif_receive_skb(self.into_raw()) };
     }
 
     /// The Ethernet header in front of the data of a received frame (empty
@@ -341,6 +344,95 @@ impl SkBuff {
                 return &[];
             }
             core::slice::from_raw_parts(ext::zcnet_helper_skb_mac_header(self.raw()), n)
+        }
+    }
+}
+
+/// An owned, ordered chain of skbs (linked through `skb->next`), for packets
+/// collected under a lock and handed on after it is dropped. What is still on
+/// the chain when it is dropped is freed.
+///
+/// # Invariants
+///
+/// `head` is null or the first of a chain of skbs this value owns, linked by
+/// `next` and ending at `tail` (whose `next` is null); both are null together.
+pub struct SkbChain {
+    head: *mut bindings::sk_buff,
+    tail: *mut bindings::sk_buff,
+    len: usize,
+}
+
+// SAFETY: The chain owns its skbs, which may move between contexts.
+unsafe impl Send for SkbChain {}
+
+impl SkbChain {
+    /// An empty chain.
+    pub const fn new() -> Self {
+        Self {
+            head: core::ptr::null_mut(),
+            tail: core::ptr::null_mut(),
+            len: 0,
+        }
+    }
+
+    /// Number of skbs on the chain.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the chain is empty.
+    pub fn is_empty(&self) -> bool {
+        self.head.is_null()
+    }
+
+    /// Appends `skb`.
+    pub fn push(&mut self, skb: SkBuff) {
+        let p = skb.into_raw();
+        // SAFETY: `p` is owned and valid; `tail` is null or the chain's last
+        // skb (type invariant). INVARIANT: `p` becomes the new tail.
+        unsafe {
+            ext::zcnet_helper_skb_set_next(p, core::ptr::null_mut());
+            if self.tail.is_null() {
+                self.head = p;
+            } else {
+                ext::zcnet_helper_skb_set_next(self.tail, p);
+            }
+        }
+        self.tail = p;
+        self.len += 1;
+    }
+
+    /// Takes the first skb off the chain.
+    pub fn pop(&mut self) -> Option<SkBuff> {
+        let p = self.head;
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: `p` is the chain's first skb (type invariant); unlinked
+        // here, its ownership passes to the caller with `next` cleared.
+        // INVARIANT: `head` moves on; the chain stays well formed.
+        unsafe {
+            self.head = ext::zcnet_helper_skb_next(p);
+            ext::zcnet_helper_skb_set_next(p, core::ptr::null_mut());
+            if self.head.is_null() {
+                self.tail = core::ptr::null_mut();
+            }
+            self.len -= 1;
+            SkBuff::from_raw(p)
+        }
+    }
+}
+
+impl Default for SkbChain {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for SkbChain {
+    fn drop(&mut self) {
+        while let Some(skb) = self.pop() {
+            drop(skb);
         }
     }
 }

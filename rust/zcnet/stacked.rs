@@ -15,7 +15,7 @@
 //! C models: `drivers/net/macvlan.c`, `drivers/net/ipvlan/`.
 
 use super::ext;
-use super::netdev::{NetDevice, SkBuff, TextBuf};
+use super::netdev::{NetDevice, SkBuff, SkbChain, TextBuf};
 use super::rtnl::{self, ExtAck};
 use core::marker::PhantomData;
 use kernel::{
@@ -40,10 +40,32 @@ pub enum Rx {
 pub struct Ctx<'a> {
     timer: *mut ext::zcnet_timer,
     lower: *mut bindings::net_device,
+    dev: *mut bindings::net_device,
+    stats: *const DevStats,
     _p: PhantomData<&'a ()>,
 }
 
 impl Ctx<'_> {
+    /// Hands a packet up the stack of the stacked device now, counted in its
+    /// statistics (`ip -s link`): before what the caller delivers next, and
+    /// before what the rx path returns as [`Rx::Pass`]. Call it without
+    /// holding a lock the stack may need (it may transmit on this device).
+    pub fn receive(&self, skb: SkBuff) {
+        // SAFETY: `dev` and `stats` belong to the registered stacked device
+        // the context was made for, valid for the callback's duration.
+        let (dev, stats) = unsafe { (NetDevice::from_raw(self.dev), &*self.stats) };
+        stats.rx_packets.add(1, Relaxed);
+        stats.rx_bytes.add(u64::from(skb.len()), Relaxed);
+        skb.receive(dev);
+    }
+
+    /// [`Ctx::receive`] for each packet of `chain`, in order.
+    pub fn receive_all(&self, chain: &mut SkbChain) {
+        while let Some(skb) = chain.pop() {
+            self.receive(skb);
+        }
+    }
+
     /// The lower device (valid while the stacked device is registered).
     pub fn lower(&self) -> &NetDevice {
         // SAFETY: `lower` is the registered lower device for the duration of
@@ -83,6 +105,12 @@ pub trait Stacked: Send + Sync + Sized + 'static {
     /// and whether each is writable; at most 16.
     const SYSFS: &'static [(&'static CStr, bool)] = &[];
 
+    /// How many link attributes the kind has: `IFLA_INFO_DATA` types
+    /// `1..=LINK_ATTRS`, each a u32 (at most 16). `ip link add/set ... type
+    /// KIND` sets them and `ip -d link show` shows them (both through the
+    /// kind's iproute2 plugin).
+    const LINK_ATTRS: u16 = 0;
+
     /// Transmits `skb` (starting at its Ethernet header) through `lower`.
     /// The device offers scatter-gather and checksum offload, so `skb` may
     /// carry page fragments and a pending (`CHECKSUM_PARTIAL`) checksum.
@@ -96,8 +124,9 @@ pub trait Stacked: Send + Sync + Sized + 'static {
 
     /// The device is being deleted: no frame and no timer will reach it any
     /// more. Called with bottom halves disabled, so it may take the locks the
-    /// rx path takes. Drop what is held.
-    fn teardown(&self) {}
+    /// rx path takes. Drop what is held; last frames (goodbyes to peers) may
+    /// still leave through `lower` (dropped if it is going away too).
+    fn teardown(&self, _lower: &NetDevice) {}
 
     /// Fills `out` (`STATS.len()` long) with the statistics.
     fn stats(&self, out: &mut [u64]);
@@ -123,10 +152,59 @@ pub trait Stacked: Send + Sync + Sized + 'static {
         Err(super::errno::eopnotsupp())
     }
 
+    /// The value of link attribute `ty` (`1..=LINK_ATTRS`), for `ip -d link`.
+    fn link_attr(&self, _ty: u16) -> u32 {
+        0
+    }
+
+    /// Applies the link attributes of `ip link add` (before the device is
+    /// registered) or `ip link set` (process context, RTNL held). Either
+    /// every given value is valid and applied, or none is and the error
+    /// (with a message in `extack`) goes back to the user.
+    fn set_link_attrs(&self, _attrs: &LinkAttrs, _extack: &mut ExtAck) -> Result {
+        Ok(())
+    }
+
     /// A private ioctl (`SIOCDEVPRIVATE + cmd`) with its user-space argument
     /// (process context, RTNL held: do not wait for the network).
     fn private_ioctl(&self, _dev: &NetDevice, _ctx: &Ctx<'_>, _cmd: u32, _arg: UserPtr) -> Result {
         Err(super::errno::eopnotsupp())
+    }
+}
+
+/// The link attributes a request carried: `get(ty)` is `Some` for each one
+/// given.
+pub struct LinkAttrs {
+    vals: [Option<u32>; ext::ZCNET_LINK_ATTRS_MAX as usize + 1],
+}
+
+impl LinkAttrs {
+    /// # Safety
+    ///
+    /// `data` must be null or the attribute table rtnetlink parsed with the
+    /// kind's policy (`n` at most its `maxtype`), valid for the call.
+    unsafe fn from_raw(data: *mut *mut bindings::nlattr, n: u16) -> Self {
+        let mut vals = [None; ext::ZCNET_LINK_ATTRS_MAX as usize + 1];
+        for (ty, v) in vals.iter_mut().enumerate().skip(1).take(usize::from(n)) {
+            let mut val = 0u32;
+            // SAFETY: `data` is null or valid (the caller); the helper checks
+            // the type against the table's size, and the policy made every
+            // present attribute a u32.
+            if unsafe { ext::zcnet_helper_link_attr(data, ty as u32, &mut val) } {
+                *v = Some(val);
+            }
+        }
+        Self { vals }
+    }
+
+    /// The value given for attribute `ty`, if any.
+    pub fn get(&self, ty: u16) -> Option<u32> {
+        self.vals.get(usize::from(ty)).copied().flatten()
+    }
+
+    /// Whether no attribute was given.
+    pub fn is_empty(&self) -> bool {
+        self.vals.iter().all(Option::is_none)
     }
 }
 
@@ -167,6 +245,19 @@ struct Priv<T> {
     state: *mut T,
     timer: *mut ext::zcnet_timer,
     stats: DevStats,
+}
+
+impl<T> Priv<T> {
+    /// The context of a callback for `dev`, the device this area belongs to.
+    fn ctx(&self, dev: *mut bindings::net_device) -> Ctx<'_> {
+        Ctx {
+            timer: self.timer,
+            lower: self.lower,
+            dev,
+            stats: &self.stats,
+            _p: PhantomData,
+        }
+    }
 }
 
 /// # Safety
@@ -288,6 +379,15 @@ unsafe impl<T: Stacked> rtnl::LinkOps for Kind<T> {
         ops.setup = Some(setup_cb::<T>);
         ops.newlink = Some(newlink_cb::<T>);
         ops.dellink = Some(dellink_cb::<T>);
+        const { assert!(T::LINK_ATTRS as u32 <= ext::ZCNET_LINK_ATTRS_MAX) };
+        if T::LINK_ATTRS > 0 {
+            ops.maxtype = u32::from(T::LINK_ATTRS);
+            // SAFETY: The policy is a static table of the helpers.
+            ops.policy = unsafe { ext::zcnet_helper_link_policy() };
+            ops.changelink = Some(changelink_cb::<T>);
+            ops.get_size = Some(get_size_cb::<T>);
+            ops.fill_info = Some(fill_info_cb::<T>);
+        }
     }
 }
 
@@ -330,11 +430,12 @@ unsafe extern "C" fn newlink_cb<T: Stacked>(
     let mut extack = unsafe { ExtAck::from_raw(extack) };
     from_result(|| {
         // SAFETY: `params` is valid for the call (RTNL held).
-        let (ifindex, net, mtu) = unsafe {
+        let (ifindex, net, mtu, attrs) = unsafe {
             (
                 ext::zcnet_helper_newlink_link(params),
                 ext::zcnet_helper_newlink_link_net(params),
                 ext::zcnet_helper_newlink_mtu(params),
+                LinkAttrs::from_raw(ext::zcnet_helper_newlink_data(params), T::LINK_ATTRS),
             )
         };
         if ifindex == 0 {
@@ -360,6 +461,9 @@ unsafe extern "C" fn newlink_cb<T: Stacked>(
             return Err(EBUSY);
         }
         let state = KBox::pin_init(T::new(lower_dev), GFP_KERNEL)?;
+        if !attrs.is_empty() {
+            state.set_link_attrs(&attrs, &mut extack)?;
+        }
         // SAFETY: The callback gets `dev`, which outlives the timer (dellink
         // or priv_destructor shut it down first).
         let timer = unsafe { ext::zcnet_helper_timer_new(Some(timer_cb::<T>), dev.cast()) };
@@ -412,6 +516,49 @@ unsafe extern "C" fn newlink_cb<T: Stacked>(
     })
 }
 
+unsafe extern "C" fn changelink_cb<T: Stacked>(
+    dev: *mut bindings::net_device,
+    _tb: *mut *mut bindings::nlattr,
+    data: *mut *mut bindings::nlattr,
+    extack: *mut bindings::netlink_ext_ack,
+) -> ffi::c_int {
+    // SAFETY: rtnetlink calls this for a registered device of kind `T` (RTNL
+    // held) with `data` parsed by the kind's policy and a valid ext_ack.
+    let (state, attrs, mut extack) = unsafe {
+        (
+            state_of::<T>(dev),
+            LinkAttrs::from_raw(data, T::LINK_ATTRS),
+            ExtAck::from_raw(extack),
+        )
+    };
+    from_result(|| {
+        state.set_link_attrs(&attrs, &mut extack)?;
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn get_size_cb<T: Stacked>(_dev: *const bindings::net_device) -> usize {
+    // SAFETY: A pure size computation.
+    unsafe { ext::zcnet_helper_link_attrs_size(u32::from(T::LINK_ATTRS)) }
+}
+
+unsafe extern "C" fn fill_info_cb<T: Stacked>(
+    skb: *mut bindings::sk_buff,
+    dev: *const bindings::net_device,
+) -> ffi::c_int {
+    // SAFETY: rtnetlink calls this for a registered device of kind `T` (RTNL
+    // or RCU held), whose state lives until after unregistration.
+    let state = unsafe { state_of::<T>(dev.cast_mut()) };
+    for ty in 1..=T::LINK_ATTRS {
+        // SAFETY: `skb` is the message being built; get_size reserved room.
+        let r = unsafe { ext::zcnet_helper_put_link_attr(skb, u32::from(ty), state.link_attr(ty)) };
+        if r != 0 {
+            return r;
+        }
+    }
+    0
+}
+
 unsafe extern "C" fn dellink_cb<T: Stacked>(
     dev: *mut bindings::net_device,
     head: *mut bindings::list_head,
@@ -429,7 +576,7 @@ unsafe extern "C" fn dellink_cb<T: Stacked>(
         ext::zcnet_helper_timer_free((*p).timer);
         (*p).timer = core::ptr::null_mut();
         ext::zcnet_helper_bh_disable();
-        (*(*p).state).teardown();
+        (*(*p).state).teardown(NetDevice::from_raw(lower));
         ext::zcnet_helper_bh_enable();
         ext::netdev_upper_dev_unlink(lower, dev);
         ext::unregister_netdevice_queue(dev, head);
@@ -503,11 +650,7 @@ unsafe extern "C" fn rx_handler_cb<T: Stacked>(
     // SAFETY: `state` is set before the handler is registered and freed only
     // after the device is unregistered.
     let state = unsafe { &*p.state };
-    let ctx = Ctx {
-        timer: p.timer,
-        lower: p.lower,
-        _p: PhantomData,
-    };
+    let ctx = p.ctx(upper);
     match state.rx(skb, dev, &ctx) {
         Rx::Pass(mut skb) => {
             p.stats.rx_packets.add(1, Relaxed);
@@ -527,11 +670,7 @@ unsafe extern "C" fn timer_cb<T: Stacked>(data: *mut ffi::c_void) {
     // state is set before the timer can be armed (by the rx path).
     unsafe {
         let p = priv_of::<T>(dev);
-        let ctx = Ctx {
-            timer: p.timer,
-            lower: p.lower,
-            _p: PhantomData,
-        };
+        let ctx = p.ctx(dev);
         (*p.state).on_timer(NetDevice::from_raw(dev), &ctx);
     }
 }
@@ -551,11 +690,7 @@ unsafe extern "C" fn xmit_cb<T: Stacked>(
     };
     // SAFETY: See above.
     let state = unsafe { &*p.state };
-    let ctx = Ctx {
-        timer: p.timer,
-        lower: p.lower,
-        _p: PhantomData,
-    };
+    let ctx = p.ctx(dev);
     let r = state.xmit(skb, lower, &ctx);
     if r.dropped {
         p.stats.tx_dropped.add(1, Relaxed);
@@ -709,11 +844,7 @@ unsafe extern "C" fn siocdevprivate_cb<T: Stacked>(
             NetDevice::from_raw(dev),
         )
     };
-    let ctx = Ctx {
-        timer: p.timer,
-        lower: p.lower,
-        _p: PhantomData,
-    };
+    let ctx = p.ctx(dev);
     // SIOCDEVPRIVATE (include/uapi/linux/sockios.h).
     let sub = (cmd as u32).wrapping_sub(0x89f0);
     match state.private_ioctl(d, &ctx, sub, UserPtr::from_ptr(data)) {

@@ -43,7 +43,8 @@ use wire::admission::{self, Asked, Event, Frame, Kind, Requests, State};
 use wire::ipv4;
 use wire::spec::{self, Admission, Engine, FlowKey, Grant, Miss, This};
 use zcnet::counters::Counters;
-use zcnet::netdev::{now_ns, BhGuard, NetDevice, RxPage, SkBuff, TextBuf};
+use zcnet::netdev::{now_ns, BhGuard, NetDevice, RxPage, SkBuff, SkbChain, TextBuf};
+use zcnet::rtnl::ExtAck;
 use zcnet::stacked::{self, Ctx, Rx, TxResult};
 
 module! {
@@ -240,13 +241,58 @@ fn state_code(st: Option<State>) -> (u32, u32, u32) {
     }
 }
 
-/// Settings, read by the data path without a lock.
+/// Settings, read by the data path without a lock. Each is a sysfs attribute
+/// (index `attr::*`) and a link attribute (`IFLA_ZCFRAG_*` = index + 1,
+/// `include/uapi/zcnet/zcfrag.h`), with the range of [`KNOBS`].
 struct Config {
     slots: Atomic<u32>,
     timeout_us: Atomic<u32>,
     required: Atomic<u32>,
     implicit: Atomic<u32>,
     grant_ms: Atomic<u32>,
+}
+
+/// The settings' ranges, and what `ip link` prints when a value is outside.
+const KNOBS: [(u32, u32, &CStr); 5] = [
+    (1, SLOTS as u32, c"zcfrag: slots must be 1..32"),
+    // 100 us to 1 s: a train of one page over MTU 576 takes 8 frames.
+    (100, 1_000_000, c"zcfrag: timeout must be 100..1000000 us"),
+    (0, 1, c"zcfrag: admission must be open (0) or required (1)"),
+    (0, 1, c"zcfrag: implicit must be on (1) or off (0)"),
+    (10, 600_000, c"zcfrag: grant_timeout must be 10..600000 ms"),
+];
+const _: () = assert!(SLOTS == 32);
+
+impl Config {
+    fn cell(&self, knob: usize) -> Result<&Atomic<u32>> {
+        Ok(match knob {
+            attr::SLOTS => &self.slots,
+            attr::TIMEOUT_US => &self.timeout_us,
+            attr::ADMISSION => &self.required,
+            attr::IMPLICIT => &self.implicit,
+            attr::GRANT_MS => &self.grant_ms,
+            _ => return Err(EINVAL),
+        })
+    }
+
+    fn get(&self, knob: usize) -> u32 {
+        self.cell(knob).map_or(0, |c| c.load(Relaxed))
+    }
+
+    /// Whether `v` is in the range of `knob`.
+    fn valid(knob: usize, v: u32) -> bool {
+        KNOBS
+            .get(knob)
+            .is_some_and(|&(lo, hi, _)| (lo..=hi).contains(&v))
+    }
+
+    fn set(&self, knob: usize, v: u32) -> Result {
+        if !Self::valid(knob, v) {
+            return Err(EINVAL);
+        }
+        self.cell(knob)?.store(v, Relaxed);
+        Ok(())
+    }
 }
 const _: () = assert!(c::MISS_BASE + spec::MISS_REASONS == c::RX_NO_SLOT);
 
@@ -619,9 +665,13 @@ impl ZcFrag {
         Ok(())
     }
 
-    /// Ends the speculation of `slot`: its held fragments go to the normal
-    /// path on `dev` (or are dropped when `dev` is `None`: teardown).
-    fn flush(&self, st: &mut RxState, slot: usize, dev: Option<&NetDevice>) {
+    /// Ends the speculation of `slot`: its held fragments, in arrival order,
+    /// go onto `out` for the normal path (or are dropped when `out` is
+    /// `None`: teardown). The caller hands `out` up (`Ctx::receive_all`)
+    /// after dropping the rx lock, and before the frame in hand: the
+    /// fragments then reach reassembly in the order they came, and no page
+    /// packet of the flow overtakes them.
+    fn flush(&self, st: &mut RxState, slot: usize, mut out: Option<&mut SkbChain>) {
         let Some(sb) = st.slots.get_mut(slot) else {
             return;
         };
@@ -630,8 +680,8 @@ impl ZcFrag {
                 self.counters.inc(c::RX_FALLBACK_FRAGMENTS);
                 self.counters
                     .add(c::RX_FALLBACK_BYTES, u64::from(skb.len()));
-                match dev {
-                    Some(d) => skb.deliver(d),
+                match out.as_deref_mut() {
+                    Some(o) => o.push(skb),
                     None => drop(skb),
                 }
             }
@@ -640,10 +690,10 @@ impl ZcFrag {
         self.counters.inc(c::ZC_FAILED);
     }
 
-    fn miss(&self, st: &mut RxState, slot: usize, reason: Miss, dev: Option<&NetDevice>) {
+    fn miss(&self, st: &mut RxState, slot: usize, reason: Miss, out: Option<&mut SkbChain>) {
         self.counters.inc(c::MISS_BASE + reason as usize);
         if slot != usize::MAX {
-            self.flush(st, slot, dev);
+            self.flush(st, slot, out);
         }
     }
 
@@ -696,14 +746,14 @@ impl ZcFrag {
                     // flow's train cannot complete.
                     let src = [ip_hdr[12], ip_hdr[13], ip_hdr[14], ip_hdr[15]];
                     let dst = [ip_hdr[16], ip_hdr[17], ip_hdr[18], ip_hdr[19]];
+                    let mut out = SkbChain::new();
                     let mut st = self.rx.lock();
                     if let Some(slot) = st.engine.on_bad_fragment(src, dst, ip_hdr[9]) {
-                        self.miss(&mut st, slot, Miss::BadChecksum, Some(dev));
+                        self.miss(&mut st, slot, Miss::BadChecksum, Some(&mut out));
                         self.update_gauge(&st);
-                        drop(st);
-                        skb.deliver(dev);
-                        return Rx::Consumed;
                     }
+                    drop(st);
+                    ctx.receive_all(&mut out);
                 }
                 return Rx::Pass(skb);
             }
@@ -739,13 +789,13 @@ impl ZcFrag {
             0
         };
 
+        // Fragments a miss ends, handed up before this frame (see `flush`).
+        let mut out = SkbChain::new();
         let mut st = self.rx.lock();
         self.apply_cfg(&mut st);
         let step = st.engine.on_fragment(&h, &l4[..l4n], now_ns());
-        let mut flushed = false;
         if let Some((slot, reason)) = step.flush {
-            self.miss(&mut st, slot, reason, Some(dev));
-            flushed = slot != usize::MAX;
+            self.miss(&mut st, slot, reason, Some(&mut out));
         }
         let place = match step.this {
             This::Place(p) => p,
@@ -757,16 +807,14 @@ impl ZcFrag {
                 }
                 self.update_gauge(&st);
                 drop(st);
-                if flushed {
-                    // Keep the flow's order: the flushed fragments went first.
-                    skb.deliver(dev);
-                    return Rx::Consumed;
-                }
+                ctx.receive_all(&mut out);
                 return Rx::Pass(skb);
             }
         };
         let rst = &mut *st;
         let Some(sb) = rst.slots.get_mut(place.slot) else {
+            drop(st);
+            ctx.receive_all(&mut out);
             return Rx::Pass(skb);
         };
         if place.page_off == 0 && place.header_bytes > 0 {
@@ -808,12 +856,12 @@ impl ZcFrag {
                 self.counters.inc(c::RX_NOMEM);
             }
             if let Some(slot) = rst.engine.abandon(place.slot) {
-                self.miss(rst, slot, Miss::TooBig, Some(dev));
+                self.miss(rst, slot, Miss::TooBig, Some(&mut out));
             }
             self.update_gauge(rst);
             drop(st);
-            skb.deliver(dev);
-            return Rx::Consumed;
+            ctx.receive_all(&mut out);
+            return Rx::Pass(skb);
         }
         self.counters.add(
             c::RX_COPIED_BYTES,
@@ -823,6 +871,8 @@ impl ZcFrag {
             sb.held[sb.nheld] = Some(skb);
             sb.nheld += 1;
             self.update_gauge(rst);
+            drop(st);
+            ctx.receive_all(&mut out);
             return Rx::Consumed;
         };
         // The last fragment: one packet, its payload the page at offset 0.
@@ -844,13 +894,17 @@ impl ZcFrag {
             _ => None,
         };
         let Some(pkt) = pkt else {
-            // Could not build it: the fragments go the normal way.
+            // Could not build it: the fragments go the normal way, this one
+            // last.
             self.counters.inc(c::RX_NOMEM);
-            sb.held[sb.nheld] = Some(skb);
-            sb.nheld += 1;
-            self.flush(rst, place.slot, Some(dev));
+            self.flush(rst, place.slot, Some(&mut out));
+            self.counters.inc(c::RX_FALLBACK_FRAGMENTS);
+            self.counters
+                .add(c::RX_FALLBACK_BYTES, u64::from(skb.len()));
             self.update_gauge(rst);
-            return Rx::Consumed;
+            drop(st);
+            ctx.receive_all(&mut out);
+            return Rx::Pass(skb);
         };
         for held in sb.held.iter_mut().take(sb.nheld) {
             if let Some(f) = held.take() {
@@ -865,6 +919,7 @@ impl ZcFrag {
         }
         self.update_gauge(rst);
         drop(st);
+        ctx.receive_all(&mut out);
         Rx::Pass(pkt)
     }
 
@@ -1041,14 +1096,15 @@ impl stacked::Stacked for ZcFrag {
         self.speculate(skb, dev, ctx)
     }
 
-    fn on_timer(&self, dev: &NetDevice, ctx: &Ctx<'_>) {
+    fn on_timer(&self, _dev: &NetDevice, ctx: &Ctx<'_>) {
         let now = now_ns();
         let grant_ns = self.grant_ns();
+        let mut expired = SkbChain::new();
         {
             let mut st = self.rx.lock();
             self.apply_cfg(&mut st);
             while let Some(slot) = st.engine.expire(now) {
-                self.miss(&mut st, slot, Miss::Timeout, Some(dev));
+                self.miss(&mut st, slot, Miss::Timeout, Some(&mut expired));
             }
             while st.engine.expire_grants(now, grant_ns).is_some() {
                 self.counters.inc(c::ADM_GRANTS_EXPIRED);
@@ -1063,6 +1119,7 @@ impl stacked::Stacked for ZcFrag {
                 .set(c::GRANTS_ACTIVE, st.engine.grants() as u64);
             self.update_gauge(&st);
         }
+        ctx.receive_all(&mut expired);
         let mut out = Outbox::new();
         {
             let mut adm = self.adm.lock();
@@ -1085,15 +1142,26 @@ impl stacked::Stacked for ZcFrag {
         self.flush_outbox(ctx.lower(), &out);
     }
 
-    fn teardown(&self) {
-        let mut st = self.rx.lock();
-        while let Some(slot) = st.engine.drain() {
-            self.flush(&mut st, slot, None);
+    fn teardown(&self, lower: &NetDevice) {
+        {
+            let mut st = self.rx.lock();
+            while let Some(slot) = st.engine.drain() {
+                self.flush(&mut st, slot, None);
+            }
+            for sb in st.slots.iter_mut() {
+                sb.page = None;
+            }
+            self.update_gauge(&st);
         }
-        for sb in st.slots.iter_mut() {
-            sb.page = None;
+        // Give the peers their slots back now rather than at their idle
+        // timeout: a Fast_Rel for every grant this device holds.
+        let mut out = Outbox::new();
+        {
+            let mut adm = self.adm.lock();
+            adm.release_all(|f, peer| out.push(f, peer));
+            self.update_requests(&adm);
         }
-        self.update_gauge(&st);
+        self.flush_outbox(lower, &out);
     }
 
     fn stats(&self, out: &mut [u64]) {
@@ -1123,21 +1191,35 @@ impl stacked::Stacked for ZcFrag {
     }
 
     fn sysfs_store(&self, idx: usize, input: &[u8]) -> Result {
-        let cfg = &self.cfg;
-        match idx {
-            attr::SLOTS => cfg.slots.store(parse_u32(input, 1, SLOTS as u32)?, Relaxed),
-            attr::TIMEOUT_US => self.set_rx_usecs(parse_u32(input, 0, u32::MAX)?)?,
-            attr::ADMISSION => {
-                let v = match core::str::from_utf8(input).map(str::trim) {
-                    Ok("open") => 0,
-                    Ok("required") => 1,
-                    _ => return Err(EINVAL),
-                };
-                cfg.required.store(v, Relaxed);
+        let v = match (idx, core::str::from_utf8(input).map(str::trim)) {
+            (attr::ADMISSION, Ok("open")) => 0,
+            (attr::ADMISSION, Ok("required")) => 1,
+            (attr::ADMISSION, _) => return Err(EINVAL),
+            _ => parse_u32(input, 0, u32::MAX)?,
+        };
+        self.cfg.set(idx, v)
+    }
+
+    const LINK_ATTRS: u16 = KNOBS.len() as u16;
+
+    fn link_attr(&self, ty: u16) -> u32 {
+        self.cfg.get(usize::from(ty).wrapping_sub(1))
+    }
+
+    fn set_link_attrs(&self, attrs: &stacked::LinkAttrs, extack: &mut ExtAck) -> Result {
+        // All or nothing: check every given value before storing any.
+        for (knob, &(_, _, why)) in KNOBS.iter().enumerate() {
+            if let Some(v) = attrs.get(knob as u16 + 1) {
+                if !Config::valid(knob, v) {
+                    extack.set_msg(why);
+                    return Err(EINVAL);
+                }
             }
-            attr::IMPLICIT => cfg.implicit.store(parse_u32(input, 0, 1)?, Relaxed),
-            attr::GRANT_MS => cfg.grant_ms.store(parse_u32(input, 10, 600_000)?, Relaxed),
-            _ => return Err(EINVAL),
+        }
+        for knob in 0..KNOBS.len() {
+            if let Some(v) = attrs.get(knob as u16 + 1) {
+                self.cfg.set(knob, v)?;
+            }
         }
         Ok(())
     }
@@ -1147,12 +1229,7 @@ impl stacked::Stacked for ZcFrag {
     }
 
     fn set_rx_usecs(&self, usecs: u32) -> Result {
-        // 100 us to 1 s: a train of one page over MTU 576 takes 8 frames.
-        if !(100..=1_000_000).contains(&usecs) {
-            return Err(EINVAL);
-        }
-        self.cfg.timeout_us.store(usecs, Relaxed);
-        Ok(())
+        self.cfg.set(attr::TIMEOUT_US, usecs)
     }
 
     fn private_ioctl(&self, dev: &NetDevice, ctx: &Ctx<'_>, cmd: u32, arg: UserPtr) -> Result {

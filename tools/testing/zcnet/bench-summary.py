@@ -23,7 +23,7 @@ base = modes[0]
 
 def med(label, section, key, value, field):
     """Median over runs of `field` in the row of `section` whose `key` is `value`."""
-    vals = [r[field] for j in runs[label] for r in j[section] if r[key] == value]
+    vals = [r[field] for j in runs[label] for r in j[section] if r[key] == value and field in r]
     return statistics.median(vals) if vals else float("nan")
 
 
@@ -39,8 +39,9 @@ for row in runs[base][0]["latency"]:
         v = med(m, "latency", "bytes", n, "median_us")
         cells.append(f"{v:>16.2f} {v / b:>6.2f}")
     print(f"{row['bytes']:>8} " + " ".join(cells))
-print("\nbandwidth: MB/s, and receiver CPU ns per byte")
-print(f"{'write':>8} " + " ".join(f"{m:>16} {'ratio':>6} {'rx ns/B':>8}" for m in modes))
+print("\nbandwidth: MB/s; receiver thread CPU ns per byte; all CPUs' busy ns per byte"
+      " (both ends when they share the machine)")
+print(f"{'write':>8} " + " ".join(f"{m:>16} {'ratio':>6} {'rx ns/B':>8} {'all ns/B':>8}" for m in modes))
 for row in runs[base][0]["bandwidth"]:
     n = row["write"]
     b = med(base, "bandwidth", "write", n, "mbytes_per_s")
@@ -48,7 +49,8 @@ for row in runs[base][0]["bandwidth"]:
     for m in modes:
         v = med(m, "bandwidth", "write", n, "mbytes_per_s")
         c = med(m, "bandwidth", "write", n, "rx_cpu_ns_per_byte")
-        cells.append(f"{v:>16.1f} {v / b:>6.2f} {c:>8.3f}")
+        a = med(m, "bandwidth", "write", n, "sys_cpu_ns_per_byte")
+        cells.append(f"{v:>16.1f} {v / b:>6.2f} {c:>8.3f} {a:>8.3f}")
     print(f"{row['write']:>8} " + " ".join(cells))
 
 iperf = sorted(glob.glob(os.path.join(os.path.dirname(sys.argv[1]), "iperf3-*.iperf")))

@@ -25,7 +25,7 @@ mode() { # LABEL MTU [DST_IP]
   ip netns exec a iperf3 -c "$dst" -t "$((SECONDS_PER_SIZE * 2))" --connect-timeout 10000 -J \
     > "$out/iperf3-$1.iperf" || return 1
 }
-echo "zcbench: $(uname -r), $(nproc) CPUs, accel ${ZCNET_ACCEL:-unknown}, topology $ZCNET_TOPO, $REPEAT runs per mode"
+echo "zcbench: $(uname -r), $(nproc) CPUs, accel ${ZCNET_ACCEL:-unknown}, topology $ZCNET_TOPO (wire ${ZCNET_WIRE:-udp}), $REPEAT runs per mode"
 mode plain-mtu1500 1500 && mode plain-mtu9000 9000 || exit 1
 # zcfrag on both ends, over the same devices at MTU 1500; its own subnet.
 insmod "$ZCNET_ROOT/drivers/net/zcfrag/zcfrag.ko" || exit 1

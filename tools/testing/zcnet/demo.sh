@@ -7,9 +7,10 @@ say "load the three zcnet modules"
 for k in drivers/net/zcfrag/zcfrag.ko net/zcsock/zcsock.ko net/ddp/zcddp.ko; do run insmod "$ZCNET_ROOT/$k"; done
 run zcctl status
 
-say "zcfrag: a page-MTU device stacked on each veth end"
-run ip -n a link add zf0 link va type zcfrag
-run ip -n b link add zf1 link vb type zcfrag
+say "zcfrag: a page-MTU device stacked on each veth end (ip reads its options through tools/iproute2/link_zcfrag.so)"
+export IP_LIB_DIR=$ZCNET_ROOT/tools/target/ip
+run ip -n a link add zf0 link va type zcfrag slots 16
+run ip -n b link add zf1 link vb type zcfrag slots 16 timeout 5000
 ip -n a addr flush dev va; ip -n b addr flush dev vb
 ip -n a addr add "$ZC_IP_A/24" dev zf0; ip -n b addr add "$ZC_IP_B/24" dev zf1
 ip -n a link set zf0 up; ip -n b link set zf1 up

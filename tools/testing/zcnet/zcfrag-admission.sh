@@ -138,6 +138,19 @@ for body in (b"\x02\x01" + bytes(26), b"\x01\x09" + bytes(26), b"\x01\x02" + byt
 PY
 wait_for "bad frames counted" sh -c "[ \$(( \$(ip netns exec a ethtool -S zf0 | awk '\$1 == \"adm_bad_frames:\" { print \$2 }') - $bf0 )) -ge 3 ]" && t_ok "bad version, unknown kind, stray answer: adm_bad_frames" || t_fail "bad admission frames counted" "$(( $(stat a zf0 adm_bad_frames) - bf0 ))"
 
+# --- deleting the requester's device gives its grants back at once ---
+# (grant_timeout_ms is long here: only the Fast_Rel can free the slot in time)
+grants_b() { [ "$(ip netns exec b ethtool -S zf1 | awk '$1 == "grants_active:" { print $2 }')" = "$1" ]; }
+setsys b zf1 grant_timeout_ms 600000
+zcctl_a admit zf0 "$ZC_IP_B" udp >/dev/null
+wait_for "grant" grants_b 1 && t_ok "explicit grant held before the delete" || t_fail "explicit grant held before the delete" "$(sys b zf1 admissions)"
+rr0=$(stat b zf1 adm_releases_received)
+ip -n a link del zf0
+wait_for "grant released by the delete" grants_b 0 && t_ok "ip link del zf0 sends Fast_Rel: the peer's slot is free at once" || t_fail "ip link del zf0 sends Fast_Rel" "$(sys b zf1 admissions)"
+t_expect "the peer counts that Fast_Rel" 1 "$(( $(stat b zf1 adm_releases_received) - rr0 ))"
+ip -n a link add zf0 link va type zcfrag && ip -n a addr add "$ZC_IP_A/24" dev zf0 && ip -n a link set zf0 up
+setsys b zf1 grant_timeout_ms 2000
+
 # --- a sender that never gets an answer: the receiver runs no zcfrag ---
 ip -n b link del zf1
 ip -n b addr add "$ZC_IP_B/24" dev vb

@@ -61,6 +61,37 @@ out=$(ip -n a link add zf9 link va type zcfrag 2>&1)
 case "$out" in *"already in use"*) t_ok "second device on one lower: EBUSY" ;; *) t_fail "second device on one lower: EBUSY" "$out" ;; esac
 t_expect "default MTU 4148 (4096 + 20 + 32)" 4148 "$(ip -n a -j link show zf0 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["mtu"])')"
 ip -n a -d link show zf0 | grep -q "zcfrag" && t_ok "ip -d link shows kind zcfrag" || t_fail "ip -d link shows kind zcfrag"
+
+# --- link options through ip and the plugin (tools/iproute2/link_zcfrag.c) ---
+export IP_LIB_DIR=$ZCNET_ROOT/tools/target/ip
+zsys() { ip netns exec a cat "/sys/class/net/$1/zcfrag/$2"; }
+opts() { ip -n a -d link show "$1" | grep -oE "slots [0-9]+ timeout [0-9]+ admission [a-z]+ implicit [a-z]+ grant_timeout [0-9]+"; }
+t_expect "ip -d link shows the options (defaults)" "slots 8 timeout 10000 admission open implicit on grant_timeout 2000" "$(opts zf0)"
+t_expect "ip -j -d link: info_data" "8 10000 open on 2000" "$(ip -n a -j -d link show zf0 | python3 -c 'import json,sys
+d = json.load(sys.stdin)[0]["linkinfo"]["info_data"]
+print(d["slots"], d["timeout_us"], d["admission"], d["implicit"], d["grant_timeout_ms"])')"
+ip -n a link add t0 type veth peer name t1
+t_run "ip link add ... type zcfrag with every option" ip -n a link add zf8 link t0 type zcfrag slots 4 timeout 5000 admission required implicit off grant_timeout 3000
+t_expect "options reach the device (sysfs)" "4 5000 required 0 3000" "$(zsys zf8 slots) $(zsys zf8 timeout_us) $(zsys zf8 admission) $(zsys zf8 implicit_admission) $(zsys zf8 grant_timeout_ms)"
+t_expect "ip -d link shows them" "slots 4 timeout 5000 admission required implicit off grant_timeout 3000" "$(opts zf8)"
+t_run "ip link set ... type zcfrag slots 16" ip -n a link set zf8 type zcfrag slots 16
+t_expect "only slots changed" "slots 16 timeout 5000 admission required implicit off grant_timeout 3000" "$(opts zf8)"
+out=$(ip -n a link set zf8 type zcfrag timeout 2000 slots 33 2>&1)
+case "$out" in *"slots must be 1..32"*) t_ok "slots 33 refused, explained" ;; *) t_fail "slots 33 refused, explained" "$out" ;; esac
+t_expect "a refused request changes nothing (timeout stays 5000)" "slots 16 timeout 5000" "$(opts zf8 | cut -d' ' -f1-4)"
+for bad in "timeout 99" "grant_timeout 5" "slots 0"; do
+  out=$(ip -n a link set zf8 type zcfrag $bad 2>&1)
+  case "$out" in *"zcfrag: "*" must be"*) t_ok "$bad refused by the kernel" ;; *) t_fail "$bad refused by the kernel" "$out" ;; esac
+done
+for bad in "slots x" "admission maybe" "implicit 2" "speed 9" "slots"; do
+  ip -n a link set zf8 type zcfrag $bad >/dev/null 2>&1 && t_fail "ip refuses '$bad'" || t_ok "ip refuses '$bad'"
+done
+ip -n a link add zf7 link t1 type zcfrag slots 64 >/dev/null 2>&1 && t_fail "ip link add with slots 64 refused" || t_ok "ip link add with slots 64 refused"
+ip -n a link show zf7 >/dev/null 2>&1 && t_fail "no device left by the refused add" || t_ok "no device left by the refused add"
+ip netns exec a ethtool -C zf8 rx-usecs 7000
+t_expect "ethtool -C and ip agree on the timeout" "timeout 7000" "$(opts zf8 | cut -d" " -f3-4)"
+ip -n a link del zf8; ip -n a link del t0
+unset IP_LIB_DIR
 t_expect "same MAC as the lower device" "$(cat /sys/class/net/va/address 2>/dev/null || ip netns exec a cat /sys/class/net/va/address)" "$(ip netns exec a cat /sys/class/net/zf0/address)"
 ip netns exec a ethtool -i zf0 | grep -q "^driver: zcfrag" && t_ok "ethtool -i: driver zcfrag" || t_fail "ethtool -i: driver zcfrag"
 ip netns exec a ethtool -S zf0 | grep -q "tx_fragmented_packets" && t_ok "ethtool -S lists the counters" || t_fail "ethtool -S lists the counters"
@@ -126,6 +157,24 @@ echo "# speculation: $ok of $pot trains completed, $full full pages"
 [ $pot -gt 8000 ] && [ $((ok * 100)) -ge $((pot * 99)) ] && t_ok "at least 99% of trains complete ($ok/$pot)" || t_fail "at least 99% of trains complete" "$ok/$pot"
 [ $((full * 100)) -ge $((8192 * 95)) ] && t_ok "page-sized packets arrive as single page fragments ($full full pages for 32 MiB)" || t_fail "full pages" "$full"
 t_expect "no slot left busy after the transfer" 0 "$(stat b zf1 slots_in_use)"
+
+# --- backpressure: a slow lower device queues fragments, it does not drop ---
+# Each fragment stays charged to the sending socket until it leaves, so TCP
+# Small Queues holds the sender back; freed with the packet right after
+# fragmenting, TCP would fill the lower qdisc until it drops. The shaper is
+# tbf: netem with a rate orphans what it queues, which hides the queue from
+# TCP for any sender.
+qdrops() { ip netns exec a tc -s qdisc show dev va | grep -o "dropped [0-9]*" | head -n1 | cut -d' ' -f2; }
+# A receive window that does not cap the sender (1 MiB from the start).
+d0=$(stat a zf0 tx_drop_lower); rmem=$(ip netns exec b sysctl -n net.ipv4.tcp_rmem)
+ip netns exec b sysctl -q -w net.ipv4.tcp_rmem="4096 1048576 4194304"
+t_run "tbf 40 Mbit/s on the lower device" ip netns exec a tc qdisc replace dev va root tbf rate 40mbit burst 16kb limit 150kb
+tcp_xfer a b "$ZC_IP_B" 16777216 "TCP 16 MiB through the 40 Mbit/s lower device, sha256"
+qd=$(qdrops)
+ip netns exec a tc qdisc del dev va root
+ip netns exec b sysctl -q -w net.ipv4.tcp_rmem="$rmem"
+t_expect "the lower qdisc dropped nothing" 0 "$qd"
+t_expect "no fragment refused by the lower device (tx_drop_lower)" 0 "$(( $(stat a zf0 tx_drop_lower) - d0 ))"
 
 # --- misses: netem on a's lower device damages the a -> b trains ---
 # miss_check NETEM_ARGS COUNTER NAME: a 4 MiB transfer stays byte-exact and

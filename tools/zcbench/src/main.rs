@@ -34,6 +34,25 @@ fn thread_cpu_ticks() -> u64 {
     get(11) + get(12)
 }
 
+/// Busy time of the whole machine (every CPU: all but idle and iowait), in
+/// clock ticks, from the first line of /proc/stat.
+fn system_busy_ticks() -> u64 {
+    let Ok(s) = std::fs::read_to_string("/proc/stat") else {
+        return 0;
+    };
+    let v: Vec<u64> = s
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal ...
+    let total: u64 = v.iter().take(8).sum();
+    total.saturating_sub(v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0))
+}
+
 fn ticks_per_second() -> u64 {
     // USER_HZ is 100 on every architecture Linux supports today.
     100
@@ -110,6 +129,8 @@ struct BwRow {
     mbytes_per_s: f64,
     rx_cpu_ns_per_byte: f64,
     tx_cpu_ns_per_byte: f64,
+    /// Every CPU's busy time per byte: both ends when they share a machine.
+    sys_cpu_ns_per_byte: f64,
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -162,6 +183,7 @@ fn bandwidth(s: &mut TcpStream, size: usize, seconds: f64) -> io::Result<BwRow> 
     let total = writes * size as u64;
     write_header(s, OP_STREAM, size, total)?;
     let tx0 = thread_cpu_ticks();
+    let sys0 = system_busy_ticks();
     let t = Instant::now();
     for _ in 0..writes {
         s.write_all(&buf)?;
@@ -169,6 +191,7 @@ fn bandwidth(s: &mut TcpStream, size: usize, seconds: f64) -> io::Result<BwRow> 
     let (_, _, rx_ticks) = read_header(s)?;
     let secs = t.elapsed().as_secs_f64();
     let tx_ticks = thread_cpu_ticks() - tx0;
+    let sys_ticks = system_busy_ticks().saturating_sub(sys0);
     let ns_per_tick = 1e9 / ticks_per_second() as f64;
     Ok(BwRow {
         size,
@@ -177,6 +200,7 @@ fn bandwidth(s: &mut TcpStream, size: usize, seconds: f64) -> io::Result<BwRow> 
         mbytes_per_s: total as f64 / secs / 1e6,
         rx_cpu_ns_per_byte: rx_ticks as f64 * ns_per_tick / total as f64,
         tx_cpu_ns_per_byte: tx_ticks as f64 * ns_per_tick / total as f64,
+        sys_cpu_ns_per_byte: sys_ticks as f64 * ns_per_tick / total as f64,
     })
 }
 
@@ -262,13 +286,17 @@ fn tcp(o: &Opts) -> io::Result<()> {
     }
     println!("bandwidth (stream, about {} s per size)", o.seconds);
     println!(
-        "{:>10} {:>12} {:>14} {:>14}",
-        "write", "MB/s", "rx_cpu_ns/B", "tx_cpu_ns/B"
+        "{:>10} {:>12} {:>14} {:>14} {:>15}",
+        "write", "MB/s", "rx_cpu_ns/B", "tx_cpu_ns/B", "all_cpus_ns/B"
     );
     for r in &bw {
         println!(
-            "{:>10} {:>12.1} {:>14.3} {:>14.3}",
-            r.size, r.mbytes_per_s, r.rx_cpu_ns_per_byte, r.tx_cpu_ns_per_byte
+            "{:>10} {:>12.1} {:>14.3} {:>14.3} {:>15.3}",
+            r.size,
+            r.mbytes_per_s,
+            r.rx_cpu_ns_per_byte,
+            r.tx_cpu_ns_per_byte,
+            r.sys_cpu_ns_per_byte
         );
     }
     if let Some(path) = &o.json {
@@ -292,8 +320,14 @@ fn tcp(o: &Opts) -> io::Result<()> {
                 j.push(',');
             }
             j.push_str(&format!(
-                "{{\"write\":{},\"bytes\":{},\"seconds\":{:.4},\"mbytes_per_s\":{:.3},\"rx_cpu_ns_per_byte\":{:.4},\"tx_cpu_ns_per_byte\":{:.4}}}",
-                r.size, r.bytes, r.secs, r.mbytes_per_s, r.rx_cpu_ns_per_byte, r.tx_cpu_ns_per_byte
+                "{{\"write\":{},\"bytes\":{},\"seconds\":{:.4},\"mbytes_per_s\":{:.3},\"rx_cpu_ns_per_byte\":{:.4},\"tx_cpu_ns_per_byte\":{:.4},\"sys_cpu_ns_per_byte\":{:.4}}}",
+                r.size,
+                r.bytes,
+                r.secs,
+                r.mbytes_per_s,
+                r.rx_cpu_ns_per_byte,
+                r.tx_cpu_ns_per_byte,
+                r.sys_cpu_ns_per_byte
             ));
         }
         j.push_str("]}\n");
