@@ -300,6 +300,17 @@ void zcnet_helper_put_page(struct page *page)
 	put_page(page);
 }
 
+bool zcnet_helper_page_reusable(struct page *page)
+{
+	return page_ref_count(page) == 1 && !page_is_pfmemalloc(page) &&
+	       page_to_nid(page) == numa_mem_id();
+}
+
+void zcnet_helper_get_page(struct page *page)
+{
+	get_page(page);
+}
+
 struct sk_buff *zcnet_helper_build_page_skb(const void *hdr, unsigned int hdr_len,
 					    unsigned int eth_len, struct page *page,
 					    unsigned int data_len, struct net_device *dev)

@@ -104,6 +104,14 @@ struct page *zcnet_helper_alloc_page(void);
 void *zcnet_helper_page_address(struct page *page);
 void zcnet_helper_put_page(struct page *page);
 /*
+ * Whether the caller's reference is the only one left on `page` (nobody else
+ * can read or write it), and the page is an ordinary local one (not from the
+ * emergency reserves): then it may receive new data.
+ */
+bool zcnet_helper_page_reusable(struct page *page);
+/* get_page(page): one more reference. */
+void zcnet_helper_get_page(struct page *page);
+/*
  * Builds the skb of a speculated packet: `hdr` (Ethernet + IPv4 + transport
  * header, `eth_len` of it Ethernet) in the linear part, then `page` (the
  * reference passes to the skb) as fragment 0, `data_len` bytes at offset 0.

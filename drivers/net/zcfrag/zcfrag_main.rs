@@ -43,7 +43,7 @@ use wire::admission::{self, Asked, Event, Frame, Kind, Requests, State};
 use wire::ipv4;
 use wire::spec::{self, Admission, Engine, FlowKey, Grant, Miss, This};
 use zcnet::counters::Counters;
-use zcnet::netdev::{now_ns, BhGuard, NetDevice, RxPage, SkBuff, SkbChain, TextBuf};
+use zcnet::netdev::{now_ns, BhGuard, NetDevice, PageRing, RxPage, SkBuff, SkbChain, TextBuf};
 use zcnet::rtnl::ExtAck;
 use zcnet::stacked::{self, Ctx, Rx, TxResult};
 
@@ -74,6 +74,10 @@ const ETH_P_ADM_BE: u16 = admission::ETHERTYPE.to_be();
 const DEFAULT_GRANT_MS: u32 = 2000;
 /// Fragments one slot holds at most (a page over a lower MTU of 576 needs 8).
 const MAX_HELD: usize = 16;
+/// Receive pages kept for reuse (a page comes back once the stack is done
+/// with its packet; a reader that keeps more than this many pages queued
+/// makes new ones be allocated).
+const PAGE_RING: usize = 64;
 /// Ethernet + IPv4 (no options) + the longest transport header speculated on.
 const HDR_ROOM: usize = ETH_HLEN + ipv4::MIN_HEADER_LEN + 60;
 
@@ -130,8 +134,10 @@ mod c {
     pub(crate) const RX_BAD_OVERSIZE: usize = 55;
     pub(crate) const RX_BAD_VERSION: usize = 56;
     pub(crate) const RX_EMPTY_FRAGMENTS: usize = 57;
+    pub(crate) const RX_PAGES_NEW: usize = 58;
+    pub(crate) const RX_PAGES_REUSED: usize = 59;
 }
-const NCOUNTERS: usize = 58;
+const NCOUNTERS: usize = 60;
 const NAMES: [&str; NCOUNTERS] = [
     "rx_frames",
     "rx_ipv4_fragments",
@@ -191,6 +197,8 @@ const NAMES: [&str; NCOUNTERS] = [
     "rx_bad_oversize",
     "rx_bad_version",
     "rx_empty_fragments",
+    "rx_pages_new",
+    "rx_pages_reused",
 ];
 
 /// sysfs attributes (`/sys/class/net/DEV/zcfrag/`), in `SYSFS` order.
@@ -323,6 +331,8 @@ impl SlotBuf {
 struct RxState {
     engine: Engine<SLOTS>,
     slots: [SlotBuf; SLOTS],
+    /// Pages for new trains, reused once the stack is done with them.
+    pages: PageRing<PAGE_RING>,
 }
 
 /// One zcfrag device.
@@ -828,7 +838,14 @@ impl ZcFrag {
             sb.hdr[eth_len..eth_len + ipv4::MIN_HEADER_LEN]
                 .copy_from_slice(&ip_hdr[..ipv4::MIN_HEADER_LEN]);
             if sb.page.is_none() {
-                sb.page = RxPage::alloc();
+                sb.page = rst.pages.get().map(|(page, reused)| {
+                    self.counters.inc(if reused {
+                        c::RX_PAGES_REUSED
+                    } else {
+                        c::RX_PAGES_NEW
+                    });
+                    page
+                });
             }
         }
         let hdr_at = sb.eth_len + ipv4::MIN_HEADER_LEN + place.header_off;
@@ -1044,6 +1061,7 @@ impl stacked::Stacked for ZcFrag {
             rx <- new_spinlock!(RxState {
                 engine: Engine::new(spec::Params::DEFAULT),
                 slots: [const { SlotBuf::EMPTY }; SLOTS],
+                pages: PageRing::new(),
             }),
             adm <- new_spinlock!(Requests::new(admission::Timing::DEFAULT)),
         })
@@ -1151,6 +1169,7 @@ impl stacked::Stacked for ZcFrag {
             for sb in st.slots.iter_mut() {
                 sb.page = None;
             }
+            st.pages = PageRing::new();
             self.update_gauge(&st);
         }
         // Give the peers their slots back now rather than at their idle

@@ -151,9 +151,16 @@ udp_xfer a b "$ZC_IP_B" 200 8000 "UDP 200 x 8000 B zcfrag -> zcfrag"
 
 # --- receive speculation: clean traffic lands in single pages ---
 pot0=$(stat b zf1 zc_potential); ok0=$(stat b zf1 zc_successful); full0=$(stat b zf1 zc_full_pages)
+pn0=$(stat b zf1 rx_pages_new); pr0=$(stat b zf1 rx_pages_reused)
 tcp_xfer a b "$ZC_IP_B" 33554432 "TCP 32 MiB zcfrag -> zcfrag (speculated), sha256"
 pot=$(( $(stat b zf1 zc_potential) - pot0 )); ok=$(( $(stat b zf1 zc_successful) - ok0 )); full=$(( $(stat b zf1 zc_full_pages) - full0 ))
-echo "# speculation: $ok of $pot trains completed, $full full pages"
+pn=$(( $(stat b zf1 rx_pages_new) - pn0 )); pr=$(( $(stat b zf1 rx_pages_reused) - pr0 ))
+echo "# speculation: $ok of $pot trains completed, $full full pages; pages: $pr reused, $pn new"
+# The sha256 above proves no page was reused while the stack still held it.
+[ $pr -gt 0 ] && t_ok "receive pages come back for reuse ($pr reused, $pn new)" || t_fail "receive pages come back for reuse" "$pr reused, $pn new"
+# Each completed train takes its page away; a missed one leaves it in the
+# slot for the next (at most one per slot, 32, also from before the run).
+[ $((pr + pn)) -ge $((ok - 32)) ] && [ $((pr + pn)) -le $((ok + 32)) ] && t_ok "one page per completed train ($((pr + pn)) for $ok)" || t_fail "one page per completed train" "$((pr + pn)) pages for $ok"
 [ $pot -gt 8000 ] && [ $((ok * 100)) -ge $((pot * 99)) ] && t_ok "at least 99% of trains complete ($ok/$pot)" || t_fail "at least 99% of trains complete" "$ok/$pot"
 [ $((full * 100)) -ge $((8192 * 95)) ] && t_ok "page-sized packets arrive as single page fragments ($full full pages for 32 MiB)" || t_fail "full pages" "$full"
 t_expect "no slot left busy after the transfer" 0 "$(stat b zf1 slots_in_use)"
