@@ -439,7 +439,6 @@ impl SkBuff {
 pub struct SkbChain {
     head: *mut bindings::sk_buff,
     tail: *mut bindings::sk_buff,
-    len: usize,
 }
 
 // SAFETY: The chain owns its skbs, which may move between contexts.
@@ -451,13 +450,7 @@ impl SkbChain {
         Self {
             head: core::ptr::null_mut(),
             tail: core::ptr::null_mut(),
-            len: 0,
         }
-    }
-
-    /// Number of skbs on the chain.
-    pub fn len(&self) -> usize {
-        self.len
     }
 
     /// Whether the chain is empty.
@@ -479,7 +472,6 @@ impl SkbChain {
             }
         }
         self.tail = p;
-        self.len += 1;
     }
 
     /// Takes the first skb off the chain.
@@ -497,7 +489,6 @@ impl SkbChain {
             if self.head.is_null() {
                 self.tail = core::ptr::null_mut();
             }
-            self.len -= 1;
             SkBuff::from_raw(p)
         }
     }

@@ -711,9 +711,25 @@ impl ZcFrag {
         self.counters.set(c::SLOTS_IN_USE, st.engine.busy() as u64);
     }
 
-    /// The speculation path for an IPv4 frame; `Err(skb)` hands the frame
-    /// back for the normal path (after anything flushed was queued first).
-    fn speculate(&self, mut skb: SkBuff, dev: &NetDevice, ctx: &Ctx<'_>) -> Rx {
+    /// The speculation path for an IPv4 frame. Fragments a miss ends go up
+    /// first, once the rx lock is dropped (see `flush`), then the frame the
+    /// inner path hands back as `Rx::Pass`.
+    fn speculate(&self, skb: SkBuff, dev: &NetDevice, ctx: &Ctx<'_>) -> Rx {
+        let mut out = SkbChain::new();
+        let rx = self.speculate_locked(skb, dev, ctx, &mut out);
+        ctx.receive_all(&mut out);
+        rx
+    }
+
+    /// [`Self::speculate`] up to the hand-over: takes the rx lock and puts
+    /// what a miss ends on `out`.
+    fn speculate_locked(
+        &self,
+        mut skb: SkBuff,
+        dev: &NetDevice,
+        ctx: &Ctx<'_>,
+        out: &mut SkbChain,
+    ) -> Rx {
         // The whole header, options included (IHL says how long), so that a
         // fragment with options reaches the engine and counts as such.
         let mut ip_hdr = [0u8; ipv4::MAX_HEADER_LEN];
@@ -756,14 +772,11 @@ impl ZcFrag {
                     // flow's train cannot complete.
                     let src = [ip_hdr[12], ip_hdr[13], ip_hdr[14], ip_hdr[15]];
                     let dst = [ip_hdr[16], ip_hdr[17], ip_hdr[18], ip_hdr[19]];
-                    let mut out = SkbChain::new();
                     let mut st = self.rx.lock();
                     if let Some(slot) = st.engine.on_bad_fragment(src, dst, ip_hdr[9]) {
-                        self.miss(&mut st, slot, Miss::BadChecksum, Some(&mut out));
+                        self.miss(&mut st, slot, Miss::BadChecksum, Some(out));
                         self.update_gauge(&st);
                     }
-                    drop(st);
-                    ctx.receive_all(&mut out);
                 }
                 return Rx::Pass(skb);
             }
@@ -799,13 +812,11 @@ impl ZcFrag {
             0
         };
 
-        // Fragments a miss ends, handed up before this frame (see `flush`).
-        let mut out = SkbChain::new();
         let mut st = self.rx.lock();
         self.apply_cfg(&mut st);
         let step = st.engine.on_fragment(&h, &l4[..l4n], now_ns());
         if let Some((slot, reason)) = step.flush {
-            self.miss(&mut st, slot, reason, Some(&mut out));
+            self.miss(&mut st, slot, reason, Some(&mut *out));
         }
         let place = match step.this {
             This::Place(p) => p,
@@ -816,15 +827,11 @@ impl ZcFrag {
                     self.counters.inc(c::RX_NOT_ADMITTED);
                 }
                 self.update_gauge(&st);
-                drop(st);
-                ctx.receive_all(&mut out);
                 return Rx::Pass(skb);
             }
         };
         let rst = &mut *st;
         let Some(sb) = rst.slots.get_mut(place.slot) else {
-            drop(st);
-            ctx.receive_all(&mut out);
             return Rx::Pass(skb);
         };
         if place.page_off == 0 && place.header_bytes > 0 {
@@ -873,11 +880,9 @@ impl ZcFrag {
                 self.counters.inc(c::RX_NOMEM);
             }
             if let Some(slot) = rst.engine.abandon(place.slot) {
-                self.miss(rst, slot, Miss::TooBig, Some(&mut out));
+                self.miss(rst, slot, Miss::TooBig, Some(&mut *out));
             }
             self.update_gauge(rst);
-            drop(st);
-            ctx.receive_all(&mut out);
             return Rx::Pass(skb);
         }
         self.counters.add(
@@ -888,8 +893,6 @@ impl ZcFrag {
             sb.held[sb.nheld] = Some(skb);
             sb.nheld += 1;
             self.update_gauge(rst);
-            drop(st);
-            ctx.receive_all(&mut out);
             return Rx::Consumed;
         };
         // The last fragment: one packet, its payload the page at offset 0.
@@ -914,13 +917,11 @@ impl ZcFrag {
             // Could not build it: the fragments go the normal way, this one
             // last.
             self.counters.inc(c::RX_NOMEM);
-            self.flush(rst, place.slot, Some(&mut out));
+            self.flush(rst, place.slot, Some(&mut *out));
             self.counters.inc(c::RX_FALLBACK_FRAGMENTS);
             self.counters
                 .add(c::RX_FALLBACK_BYTES, u64::from(skb.len()));
             self.update_gauge(rst);
-            drop(st);
-            ctx.receive_all(&mut out);
             return Rx::Pass(skb);
         };
         for held in sb.held.iter_mut().take(sb.nheld) {
@@ -935,8 +936,6 @@ impl ZcFrag {
             self.counters.inc(c::ZC_FULL_PAGES);
         }
         self.update_gauge(rst);
-        drop(st);
-        ctx.receive_all(&mut out);
         Rx::Pass(pkt)
     }
 
