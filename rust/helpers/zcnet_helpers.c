@@ -313,7 +313,8 @@ void zcnet_helper_get_page(struct page *page)
 
 struct sk_buff *zcnet_helper_build_page_skb(const void *hdr, unsigned int hdr_len,
 					    unsigned int eth_len, struct page *page,
-					    unsigned int data_len, struct net_device *dev)
+					    unsigned int data_len, struct net_device *dev,
+					    const struct sk_buff *meta)
 {
 	struct sk_buff *skb = alloc_skb(NET_SKB_PAD + NET_IP_ALIGN + hdr_len, GFP_ATOMIC);
 
@@ -332,6 +333,13 @@ struct sk_buff *zcnet_helper_build_page_skb(const void *hdr, unsigned int hdr_le
 	skb->protocol = htons(ETH_P_IP);
 	skb->pkt_type = PACKET_HOST;
 	skb->ip_summed = CHECKSUM_NONE;
+	/* What ip_frag_reasm() keeps of the fragments. */
+	skb->mark = meta->mark;
+	skb->priority = meta->priority;
+	skb->tstamp = meta->tstamp;
+	skb->tstamp_type = meta->tstamp_type;
+	skb_copy_hash(skb, meta);
+	skb_set_queue_mapping(skb, skb_get_queue_mapping(meta));
 	return skb;
 }
 
@@ -395,6 +403,12 @@ void zcnet_helper_timer_arm(struct zcnet_timer *t, unsigned long delay_us)
 {
 	/* Never later than already armed; cheap when an earlier expiry is set. */
 	timer_reduce(&t->timer, jiffies + usecs_to_jiffies(delay_us) + 1);
+}
+
+void zcnet_helper_timer_shutdown(struct zcnet_timer *t)
+{
+	if (t)
+		timer_shutdown_sync(&t->timer);
 }
 
 void zcnet_helper_timer_free(struct zcnet_timer *t)
@@ -580,4 +594,35 @@ void zcnet_helper_dev_addr(const struct net_device *dev, u8 *out)
 bool zcnet_helper_net_admin_capable(const struct net_device *dev)
 {
 	return ns_capable(dev_net(dev)->user_ns, CAP_NET_ADMIN);
+}
+
+#include <linux/if_vlan.h>
+#include <net/route.h>
+
+bool zcnet_helper_skb_vlan_tagged(const struct sk_buff *skb)
+{
+	return skb_vlan_tag_present(skb);
+}
+
+/*
+ * The IP ID the stack itself would give a packet with this header: hashed per
+ * (destination, source, protocol) with a per-namespace secret, each bucket
+ * starting at a random value (__ip_select_ident, net/ipv4/route.c).
+ */
+u16 zcnet_helper_ip_ident(const struct net_device *dev, const void *iph_bytes)
+{
+	struct iphdr iph;
+
+	memcpy(&iph, iph_bytes, sizeof(iph));
+	__ip_select_ident(dev_net(dev), &iph, 1);
+	return ntohs(iph.id);
+}
+
+/* True when `daddr` (network order bytes) is a local address seen from `dev`. */
+bool zcnet_helper_ipv4_is_local(const struct net_device *dev, const u8 *daddr)
+{
+	__be32 a;
+
+	memcpy(&a, daddr, sizeof(a));
+	return inet_addr_type_dev_table(dev_net(dev), dev, a) == RTN_LOCAL;
 }

@@ -120,7 +120,8 @@ void zcnet_helper_get_page(struct page *page);
  */
 struct sk_buff *zcnet_helper_build_page_skb(const void *hdr, unsigned int hdr_len,
 					    unsigned int eth_len, struct page *page,
-					    unsigned int data_len, struct net_device *dev);
+					    unsigned int data_len, struct net_device *dev,
+					    const struct sk_buff *meta);
 /*
  * netif_receive_skb(skb) with bottom halves off: the packet goes up the
  * stack now, in order with what the caller delivered before (the bridge
@@ -139,6 +140,8 @@ struct zcnet_timer;
 struct zcnet_timer *zcnet_helper_timer_new(void (*fn)(void *data), void *data);
 /* Arms the timer `delay_us` microseconds from now unless it is pending. */
 void zcnet_helper_timer_arm(struct zcnet_timer *t, unsigned long delay_us);
+/* Stops the timer for good: waits for a running callback; arming it later does nothing. */
+void zcnet_helper_timer_shutdown(struct zcnet_timer *t);
 /* Shuts the timer down (waiting for a running callback) and frees it. */
 void zcnet_helper_timer_free(struct zcnet_timer *t);
 /* local_bh_disable() / local_bh_enable() */
@@ -175,5 +178,12 @@ struct sk_buff *zcnet_helper_build_frame(struct net_device *dev, const void *dat
 void zcnet_helper_dev_addr(const struct net_device *dev, u8 *out);
 /* CAP_NET_ADMIN in the device's network namespace. */
 bool zcnet_helper_net_admin_capable(const struct net_device *dev);
+
+/* skb_vlan_tag_present(skb): the frame carried a VLAN tag (offloaded). */
+bool zcnet_helper_skb_vlan_tagged(const struct sk_buff *skb);
+/* The stack's IP ID for a packet with the 20-byte IPv4 header `iph`. */
+u16 zcnet_helper_ip_ident(const struct net_device *dev, const void *iph);
+/* inet_addr_type_dev_table(dev_net(dev), dev, daddr) == RTN_LOCAL */
+bool zcnet_helper_ipv4_is_local(const struct net_device *dev, const u8 *daddr);
 
 #endif /* ZCNET_HELPERS_H */

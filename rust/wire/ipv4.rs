@@ -117,6 +117,30 @@ impl Header {
     }
 }
 
+/// The ECN codepoint of a fragment's TOS byte as one bit of a mask, as
+/// `ip4_frag_ecn()` (`include/net/inet_ecn.h`) makes it: Not-ECT 1, ECT(1) 2,
+/// ECT(0) 4, CE 8.
+pub fn ecn_mask(tos: u8) -> u8 {
+    1 << (tos & 3)
+}
+
+/// The ECN bits a reassembled datagram gets from the OR of its fragments'
+/// [`ecn_mask`]s (`ip_frag_ecn_table`, RFC 3168 §5.3): `Some(3)` (CE) when any
+/// fragment carried CE and all are ECN-capable, `Some(0)` (the first
+/// fragment's codepoint stands) otherwise, and `None` when Not-ECT mixes with
+/// ECT or CE: such a datagram must be dropped.
+pub fn reassembled_ecn(mask: u8) -> Option<u8> {
+    const NOT_ECT: u8 = 1;
+    const CE: u8 = 8;
+    if mask & NOT_ECT != 0 && mask & !NOT_ECT != 0 {
+        None
+    } else if mask & CE != 0 {
+        Some(3)
+    } else {
+        Some(0)
+    }
+}
+
 /// Rewrites the total length, identification and fragment fields of the header
 /// in `hdr` (its options are left as they are), clears DF, and recomputes the
 /// header checksum.

@@ -20,7 +20,7 @@
 //! Slots are matched per flow (source, destination, protocol); the paper's
 //! hardware could follow a single stream, software can follow `N`.
 
-use super::ipv4::Header;
+use super::ipv4::{self, Header};
 
 /// Why a speculation ended without a packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,10 +45,19 @@ pub enum Miss {
     BadLength = 7,
     /// A fragment of the flow failed its header checksum.
     BadChecksum = 8,
+    /// The train needs more fragments than a slot may hold
+    /// ([`Params::max_fragments`]).
+    TooManyFragments = 9,
+    /// The fragments' ECN fields cannot be combined (Not-ECT mixed with
+    /// ECT or CE, RFC 3168 §5.3): the normal path drops the datagram.
+    Ecn = 10,
+    /// The front end could not place the fragment (no page, no memory, a
+    /// frame shorter than its header said): never decided by the engine.
+    NoMem = 11,
 }
 
 /// Number of [`Miss`] reasons (for counter tables).
-pub const MISS_REASONS: usize = 9;
+pub const MISS_REASONS: usize = 12;
 
 /// Per-protocol speculation parameters (paper §3.2.2: "the header lengths
 /// speculated on are parameters").
@@ -62,15 +71,20 @@ pub struct Params {
     pub udp_header_len: usize,
     /// Nanoseconds a train may take from its first fragment to its last.
     pub timeout_ns: u64,
+    /// Fragments one train may have, the last one included (every earlier
+    /// one is held until the packet completes).
+    pub max_fragments: usize,
 }
 
 impl Params {
-    /// 4 KiB pages, TCP with timestamps (32), UDP (8), 10 ms.
+    /// 4 KiB pages, TCP with timestamps (32), UDP (8), 10 ms, 33 fragments
+    /// (a page over a lower MTU of 160).
     pub const DEFAULT: Params = Params {
         page_size: 4096,
         tcp_header_len: 32,
         udp_header_len: 8,
         timeout_ns: 10_000_000,
+        max_fragments: 33,
     };
 
     fn l4_header_len(&self, protocol: u8) -> Option<usize> {
@@ -111,6 +125,9 @@ pub struct Complete {
     pub data_len: usize,
     /// Fragments the packet came in.
     pub fragments: usize,
+    /// ECN bits to OR into the rebuilt header's TOS byte (CE when a later
+    /// fragment carried it), as `ip_frag_reasm` does.
+    pub ecn: u8,
 }
 
 /// What to do with one fragment. `flush` comes first: the slot's speculation
@@ -186,6 +203,8 @@ struct Train {
     next: usize,
     fragments: usize,
     started_ns: u64,
+    /// The fragments' ECN codepoints so far ([`ipv4::ecn_mask`]).
+    ecn: u8,
 }
 
 /// The engine, with room for `N` slots of which the first `limit` are used.
@@ -408,6 +427,7 @@ impl<const N: usize> Engine<N> {
                 next: len,
                 fragments: 1,
                 started_ns: now_ns,
+                ecn: ipv4::ecn_mask(h.tos),
             });
             return Step {
                 flush,
@@ -434,16 +454,25 @@ impl<const N: usize> Engine<N> {
                 this: This::Pass,
             };
         };
+        let fragments = t.fragments + 1;
+        let ecn = t.ecn | ipv4::ecn_mask(h.tos);
         let reason = if t.id != h.id {
             Some(Miss::OtherPacket)
         } else if h.frag_offset < t.next {
             Some(Miss::Duplicate)
         } else if h.frag_offset > t.next {
             Some(Miss::Gap)
-        } else if h.mf && len % 8 != 0 {
+        } else if len == 0 || (h.mf && len % 8 != 0) {
+            // ip_frag_queue() kills the whole queue on an empty fragment:
+            // the normal path then does what the stack always does.
             Some(Miss::BadLength)
         } else if h.frag_offset + len - t.l4_header_len > self.params.page_size {
             Some(Miss::TooBig)
+        } else if h.mf && fragments >= self.params.max_fragments {
+            // This one would be held beyond the limit; the last one is not.
+            Some(Miss::TooManyFragments)
+        } else if !h.mf && ipv4::reassembled_ecn(ecn).is_none() {
+            Some(Miss::Ecn)
         } else {
             None
         };
@@ -455,11 +484,11 @@ impl<const N: usize> Engine<N> {
             };
         }
         let page_off = h.frag_offset - t.l4_header_len;
-        let fragments = t.fragments + 1;
         let complete = if h.mf {
             self.slots[slot] = Some(Train {
                 next: h.frag_offset + len,
                 fragments,
+                ecn,
                 ..t
             });
             None
@@ -469,6 +498,7 @@ impl<const N: usize> Engine<N> {
                 l4_header_len: t.l4_header_len,
                 data_len: page_off + len,
                 fragments,
+                ecn: ipv4::reassembled_ecn(ecn).unwrap_or(0),
             })
         };
         Step {
@@ -594,7 +624,8 @@ mod tests {
             Some(Complete {
                 l4_header_len: 32,
                 data_len: 4096,
-                fragments: 3
+                fragments: 3,
+                ecn: 0
             })
         );
         assert_eq!(e.busy(), 0);
@@ -970,5 +1001,113 @@ mod tests {
         assert_eq!(e.limit(), 4, "at most N");
         place(e.on_fragment(&train_from(2, 1)[0], &tcp_l4(), 0));
         assert_eq!(e.busy(), 2);
+    }
+
+    /// A train of `n` fragments of `each` bytes (UDP, 8-byte header), the
+    /// last one shorter.
+    fn long_train(id: u16, n: usize, each: usize) -> impl Iterator<Item = Header> {
+        (0..n).map(move |i| {
+            hdr(
+                id,
+                i * each,
+                if i + 1 == n { 16 } else { each },
+                i + 1 != n,
+                17,
+            )
+        })
+    }
+
+    #[test]
+    fn trains_up_to_the_fragment_limit_complete() {
+        let mut e = Engine::<2>::new(Params::DEFAULT);
+        let n = Params::DEFAULT.max_fragments;
+        let mut last = None;
+        for h in long_train(7, n, 120) {
+            last = Some(place(e.on_fragment(&h, &[], 0)));
+        }
+        assert_eq!(last.and_then(|p| p.complete).map(|c| c.fragments), Some(n));
+        assert_eq!(e.busy(), 0);
+    }
+
+    #[test]
+    fn a_train_beyond_the_fragment_limit_misses_before_holding_too_many() {
+        let mut e = Engine::<2>::new(Params::DEFAULT);
+        let n = Params::DEFAULT.max_fragments + 1;
+        let mut placed = 0;
+        let mut missed = None;
+        for h in long_train(8, n, 120) {
+            let s = e.on_fragment(&h, &[], 0);
+            match s.this {
+                This::Place(_) => placed += 1,
+                _ => {
+                    if missed.is_none() {
+                        missed = s.flush;
+                    }
+                }
+            }
+        }
+        // At most max_fragments - 1 are ever held; the slot is free again.
+        assert_eq!(placed, Params::DEFAULT.max_fragments - 1);
+        assert_eq!(missed, Some((0, Miss::TooManyFragments)));
+        assert_eq!(e.busy(), 0);
+    }
+
+    #[test]
+    fn an_empty_fragment_ends_the_train() {
+        let mut e = Engine::<2>::new(Params::DEFAULT);
+        let t = page_train(3);
+        place(e.on_fragment(&t[0], &tcp_l4(), 0));
+        // An empty last fragment at the next offset must not complete it.
+        let empty = hdr(3, t[1].frag_offset, 0, false, 6);
+        let s = e.on_fragment(&empty, &[], 1);
+        assert_eq!(s.this, This::Pass);
+        assert_eq!(s.flush, Some((0, Miss::BadLength)));
+        // Nor may an empty middle one be placed.
+        place(e.on_fragment(&hdr(4, 0, t[0].payload_len(), true, 6), &tcp_l4(), 2));
+        let s = e.on_fragment(&hdr(4, t[1].frag_offset, 0, true, 6), &[], 3);
+        assert_eq!((s.this, s.flush), (This::Pass, Some((0, Miss::BadLength))));
+        assert_eq!(e.busy(), 0);
+    }
+
+    fn with_tos(mut h: Header, tos: u8) -> Header {
+        h.tos = tos;
+        h
+    }
+
+    #[test]
+    fn ecn_of_all_fragments_combines_as_ip_defrag_does() {
+        // ECT(0) first, CE on a later fragment: the packet is CE.
+        let mut e = Engine::<2>::new(Params::DEFAULT);
+        let t = page_train(5);
+        place(e.on_fragment(&with_tos(t[0], 2), &tcp_l4(), 0));
+        place(e.on_fragment(&with_tos(t[1], 3), &[], 1));
+        let c = place(e.on_fragment(&with_tos(t[2], 2), &[], 2)).complete;
+        assert_eq!(c.map(|c| c.ecn), Some(3));
+        // All ECT(1): nothing to add.
+        let t = page_train(6);
+        place(e.on_fragment(&with_tos(t[0], 1), &tcp_l4(), 3));
+        place(e.on_fragment(&with_tos(t[1], 1), &[], 4));
+        let c = place(e.on_fragment(&with_tos(t[2], 1), &[], 5)).complete;
+        assert_eq!(c.map(|c| c.ecn), Some(0));
+        // Not-ECT mixed with CE: a miss, the normal path drops it.
+        let t = page_train(7);
+        place(e.on_fragment(&with_tos(t[0], 0), &tcp_l4(), 6));
+        place(e.on_fragment(&with_tos(t[1], 3), &[], 7));
+        let s = e.on_fragment(&with_tos(t[2], 0), &[], 8);
+        assert_eq!((s.this, s.flush), (This::Pass, Some((0, Miss::Ecn))));
+    }
+
+    #[test]
+    fn ecn_table_matches_the_kernels() {
+        use crate::wire::ipv4::reassembled_ecn;
+        // ip_frag_ecn_table: index = OR of NOT_ECT 1, ECT_1 2, ECT_0 4, CE 8.
+        for m in 1u8..16 {
+            let want = match m {
+                8 | 10 | 12 | 14 => Some(3),
+                1 | 2 | 4 | 6 => Some(0),
+                _ => None,
+            };
+            assert_eq!(reassembled_ecn(m), want, "mask {m}");
+        }
     }
 }

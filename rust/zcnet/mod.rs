@@ -14,12 +14,18 @@
 //! - [`ulp`]: TCP upper-layer protocol registration (`setsockopt(TCP_ULP)`).
 //! - [`rtnl`]: rtnetlink link kinds (`ip link add ... type KIND`).
 //! - [`helpers`]: the C helpers linked into each .ko.
+//! - [`netdev`], [`skbuff`], [`page`], [`bh`]: network devices, socket
+//!   buffers, receive pages, bottom halves and time, one kernel header each.
+//! - [`stacked`]: devices stacked on a lower Ethernet device.
 
+pub mod bh;
 pub mod counters;
 pub mod errno;
 pub mod ext;
 pub mod helpers;
 pub mod netdev;
+pub mod page;
 pub mod rtnl;
+pub mod skbuff;
 pub mod stacked;
 pub mod ulp;

@@ -14,16 +14,18 @@
 //!
 //! C models: `drivers/net/macvlan.c`, `drivers/net/ipvlan/`.
 
+use super::bh::TextBuf;
 use super::ext;
-use super::netdev::{NetDevice, SkBuff, SkbChain, TextBuf};
+use super::netdev::NetDevice;
 use super::rtnl::{self, ExtAck};
+use super::skbuff::{SkBuff, SkbChain};
 use core::marker::PhantomData;
 use kernel::{
     bindings,
     error::from_result,
     ffi,
     prelude::*,
-    sync::atomic::{Atomic, Relaxed},
+    sync::atomic::{Acquire, Atomic, Relaxed, Release},
     types::Opaque,
     uaccess::UserPtr,
 };
@@ -39,6 +41,7 @@ pub enum Rx {
 /// What the rx path and the timer may ask of the device.
 pub struct Ctx<'a> {
     timer: *mut ext::zcnet_timer,
+    dying: &'a Atomic<bool>,
     lower: *mut bindings::net_device,
     dev: *mut bindings::net_device,
     stats: *const DevStats,
@@ -74,13 +77,23 @@ impl Ctx<'_> {
     }
 
     /// Arms the device's timer to fire in `us` microseconds (softirq context,
-    /// calling [`Stacked::on_timer`]) unless it is already armed.
+    /// calling [`Stacked::on_timer`]) unless it is already armed. Once the
+    /// device is being deleted this does nothing.
     pub fn arm_timer(&self, us: u64) {
         if !self.timer.is_null() {
-            // SAFETY: The timer lives until dellink shuts it down, which
-            // happens only after the rx handler is gone and no callback runs.
+            // SAFETY: `timer` is set before the device is registered and
+            // freed only by the destructor, after unregistration, when no
+            // callback that made a `Ctx` can still run. After dellink shut
+            // it down, arming it is a no-op.
             unsafe { ext::zcnet_helper_timer_arm(self.timer, us as ffi::c_ulong) };
         }
+    }
+
+    /// True once the device is being deleted ([`Stacked::teardown`] has run
+    /// or is running): transmit may still be called until it is
+    /// unregistered, but it must not start anything new (requests, timers).
+    pub fn dying(&self) -> bool {
+        self.dying.load(Acquire)
     }
 }
 
@@ -238,12 +251,15 @@ struct DevStats {
 /// (the notifier deletes the stacked device before the lower one goes);
 /// `state` is null or a pinned `KBox<T>` leaked with `into_raw`, freed only by
 /// `priv_destructor`; `timer` is null or a timer whose callback is given the
-/// device, freed (after shutdown) by dellink or `priv_destructor`.
+/// device: set before registration, shut down (never freed) by dellink, and
+/// freed only by `priv_destructor`, so every callback of a registered device
+/// sees the same valid timer; `dying` is set by dellink before `teardown`.
 #[repr(C)]
 struct Priv<T> {
     lower: *mut bindings::net_device,
     state: *mut T,
     timer: *mut ext::zcnet_timer,
+    dying: Atomic<bool>,
     stats: DevStats,
 }
 
@@ -252,6 +268,7 @@ impl<T> Priv<T> {
     fn ctx(&self, dev: *mut bindings::net_device) -> Ctx<'_> {
         Ctx {
             timer: self.timer,
+            dying: &self.dying,
             lower: self.lower,
             dev,
             stats: &self.stats,
@@ -301,24 +318,16 @@ impl<T: Stacked> Tables<T> {
 }
 
 /// A registered stacked device kind, with its netdevice notifier. Dropping it
-/// deletes every device of the kind.
-///
-/// # Invariants
-///
-/// `nb` is registered with `register_netdevice_notifier` while `self` lives.
-#[pin_data(PinnedDrop)]
+/// deletes every device of the kind, then unregisters the notifier (fields
+/// drop in declaration order), so no device of the kind is ever left without
+/// the notifier that removes it with its lower device.
+#[pin_data]
 pub struct Registration<T: Stacked> {
-    // Declared (and so dropped) first: devices go before the notifier.
     #[pin]
     link: rtnl::Registration<Kind<T>>,
     #[pin]
-    nb: Opaque<bindings::notifier_block>,
+    nb: Notifier<T>,
 }
-
-// SAFETY: Unregistration may happen on any thread.
-unsafe impl<T: Stacked> Send for Registration<T> {}
-// SAFETY: `&Registration` exposes nothing.
-unsafe impl<T: Stacked> Sync for Registration<T> {}
 
 impl<T: Stacked> Registration<T> {
     /// Registers the link kind `T::KIND` and its notifier.
@@ -342,6 +351,32 @@ impl<T: Stacked> Registration<T> {
         }
         try_pin_init!(Self {
             link <- rtnl::Registration::register(),
+            nb <- Notifier::register(),
+        })
+    }
+}
+
+/// The netdevice notifier of a stacked kind: follows each lower device's
+/// state and deletes the stacked device when its lower device goes.
+///
+/// # Invariants
+///
+/// `nb` is registered with `register_netdevice_notifier` while `self` lives.
+#[pin_data(PinnedDrop)]
+struct Notifier<T: Stacked> {
+    #[pin]
+    nb: Opaque<bindings::notifier_block>,
+    _t: PhantomData<T>,
+}
+
+// SAFETY: Unregistration may happen on any thread.
+unsafe impl<T: Stacked> Send for Notifier<T> {}
+// SAFETY: `&Notifier` exposes nothing.
+unsafe impl<T: Stacked> Sync for Notifier<T> {}
+
+impl<T: Stacked> Notifier<T> {
+    fn register() -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
             nb <- Opaque::try_ffi_init(|slot: *mut bindings::notifier_block| {
                 // SAFETY: `slot` may be written; a zeroed notifier_block with
                 // its callback set is what register_netdevice_notifier wants.
@@ -353,16 +388,15 @@ impl<T: Stacked> Registration<T> {
                 // INVARIANT: registered on success.
                 kernel::error::to_result(unsafe { ext::register_netdevice_notifier(slot) })
             }),
+            _t: PhantomData,
         })
     }
 }
 
 #[pinned_drop]
-impl<T: Stacked> PinnedDrop for Registration<T> {
+impl<T: Stacked> PinnedDrop for Notifier<T> {
     fn drop(self: Pin<&mut Self>) {
-        // SAFETY: By the type invariant `nb` is registered. (`link` is dropped
-        // after this body, but the notifier only acts on devices of the kind,
-        // and none can appear while the module is going away.)
+        // SAFETY: By the type invariant `nb` is registered.
         unsafe { ext::unregister_netdevice_notifier(self.nb.get()) };
     }
 }
@@ -565,16 +599,19 @@ unsafe extern "C" fn dellink_cb<T: Stacked>(
 ) {
     // SAFETY: `dev` is a registered device of kind `T`; RTNL is held.
     let p = unsafe { ext::zcnet_helper_netdev_priv(dev).cast::<Priv<T>>() };
-    // SAFETY: `lower` is valid while `dev` is registered (see `Priv`). The rx
-    // handler goes first (unregistering waits for running handlers), then the
-    // timer (shut down, waiting for a running callback): after that nothing
-    // but this function touches the state, and `teardown` may drop what it
-    // holds, with bottom halves off as its locks require.
+    // SAFETY: `lower` is valid while `dev` is registered (see `Priv`). The
+    // device is marked dying first, so transmit (which may run until
+    // unregistration completes) starts nothing new. The rx handler goes
+    // next (unregistering waits for running handlers), then the timer is
+    // shut down (waiting for a running callback; arming it later is a no-op,
+    // and it is freed only by the destructor, once transmit cannot run).
+    // `teardown` may then drop what rx and the timer held, with bottom
+    // halves off as its locks require.
     unsafe {
         let lower = (*p).lower;
+        (*p).dying.store(true, Release);
         ext::netdev_rx_handler_unregister(lower);
-        ext::zcnet_helper_timer_free((*p).timer);
-        (*p).timer = core::ptr::null_mut();
+        ext::zcnet_helper_timer_shutdown((*p).timer);
         ext::zcnet_helper_bh_disable();
         (*(*p).state).teardown(NetDevice::from_raw(lower));
         ext::zcnet_helper_bh_enable();
@@ -625,20 +662,21 @@ unsafe extern "C" fn rx_handler_cb<T: Stacked>(
     if unsafe { ext::zcnet_helper_skb_is_loopback(raw) } {
         return ext::rx_handler_result_RX_HANDLER_PASS;
     }
-    // SAFETY: `raw` is valid; the helper returns an skb we own, or null when
-    // it freed the shared one.
-    let Some(skb) = (unsafe { SkBuff::from_raw(ext::zcnet_helper_skb_share_check(raw)) }) else {
-        // SAFETY: The core reads `*pskb` only on PASS/ANOTHER/EXACT.
-        unsafe { *pskb = core::ptr::null_mut() };
-        return ext::rx_handler_result_RX_HANDLER_CONSUMED;
-    };
-    // SAFETY: `(*raw).dev` is the lower device, whose rx_handler_data is the
+    // SAFETY: `raw` is valid here (it may not be after `skb_share_check`,
+    // which can free it). `(*raw).dev` is the lower device, whose rx_handler_data is the
     // stacked device (set in newlink; RCU is held in the rx handler, and
     // dellink unregisters the handler before the device goes).
     let (upper, p) = unsafe {
         let lower = ext::zcnet_helper_skb_dev(raw);
         let upper = ext::zcnet_helper_rx_handler_data(lower).cast::<bindings::net_device>();
         (upper, priv_of::<T>(upper))
+    };
+    // SAFETY: `raw` is valid; the helper returns an skb we own, or null when
+    // it freed the shared one.
+    let Some(skb) = (unsafe { SkBuff::from_raw(ext::zcnet_helper_skb_share_check(raw)) }) else {
+        // SAFETY: The core reads `*pskb` only on PASS/ANOTHER/EXACT.
+        unsafe { *pskb = core::ptr::null_mut() };
+        return ext::rx_handler_result_RX_HANDLER_CONSUMED;
     };
     // SAFETY: See above: `upper` is valid for the duration of the handler.
     let dev = unsafe { NetDevice::from_raw(upper) };

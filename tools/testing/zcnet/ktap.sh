@@ -40,3 +40,17 @@ seeded_bytes() {
 while n > 0:
     k = min(n, 1 << 20); sys.stdout.buffer.write(r.randbytes(k)); n -= k' "$1" "$2"
 }
+# kmemleak_clean NAME: on a kernel with kmemleak (the debug flavour), scans
+# twice (a leak must survive two scans to be reported) and is ok only when
+# nothing is reported; required there, a SKIP on kernels without it.
+kmemleak_clean() {
+  local f=/sys/kernel/debug/kmemleak leaks
+  if [ ! -w "$f" ]; then
+    if [ "${ZCNET_FLAVOUR:-default}" = debug ]; then t_fail "$1" "no kmemleak on the debug kernel"; else t_skip "$1" "no kmemleak on this kernel (ZCNET_FLAVOUR=debug has it)"; fi
+    return
+  fi
+  echo scan > "$f"; echo scan > "$f"
+  leaks=$(grep -c '^unreferenced object' "$f")
+  [ "$leaks" = 0 ] || head -n 40 "$f" | _ktap_diag
+  t_expect "$1" 0 "$leaks"
+}

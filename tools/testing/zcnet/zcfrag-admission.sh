@@ -177,4 +177,5 @@ out=$(ip netns exec b zcctl admit vb "$ZC_IP_A" tcp mac "$MAC_B" 2>&1)
 case "$out" in *"not a zcfrag device"*) t_ok "admit on a non-zcfrag device: EOPNOTSUPP" ;; *) t_fail "admit on a non-zcfrag device" "$out" ;; esac
 
 t_run "rmmod zcfrag" rmmod zcfrag
+kmemleak_clean "kmemleak: nothing leaked (debug kernel)"
 t_done

@@ -411,4 +411,5 @@ echo "# memory: MemAvailable $avail0 -> $avail1 kB, SUnreclaim $slab0 -> $slab1 
 # 16 MiB; MemAvailable, noisier (page tables, per-CPU lists), within 32 MiB.
 [ $((avail0 - avail1)) -le 32768 ] && t_ok "MemAvailable within 32 MiB of before ($(( (avail0 - avail1) / 1024 )) MiB less)" || t_fail "MemAvailable within 32 MiB of before" "$(( (avail0 - avail1) / 1024 )) MiB less"
 [ $((slab1 - slab0)) -le 16384 ] && t_ok "unreclaimable slab within 16 MiB of before ($(( (slab1 - slab0) / 1024 )) MiB more)" || t_fail "unreclaimable slab within 16 MiB of before" "$(( (slab1 - slab0) / 1024 )) MiB more"
+kmemleak_clean "kmemleak: nothing leaked (debug kernel)"
 t_done

@@ -108,12 +108,14 @@ lower_restore() {
 # [ -e /dev/fd ] for tcp_xfer's process substitution (the guest's /dev is devtmpfs).
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 cat > /tmp/zf-stream.py <<'PY'
-# zf-stream.py recv|send HOST PORT: a TCP stream of a seeded 4 MiB pattern,
-# repeated. The sender sends until /tmp/st-stop exists, then closes and prints
-# "sent N"; the receiver checks every byte as it reads and prints
-# "received N ok" (or the offset of the first wrong byte).
+# zf-stream.py recv|send HOST PORT [READY]: a TCP stream of a seeded 4 MiB
+# pattern, repeated. The sender sends until /tmp/st-stop exists, then closes
+# and prints "sent N"; the receiver creates READY (/tmp/st-ready) when it
+# listens, checks every byte as it reads and prints "received N ok" (or the
+# offset of the first wrong byte).
 import os, random, socket, sys, time
 mode, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+ready = sys.argv[4] if len(sys.argv) > 4 else "/tmp/st-ready"
 buf = random.Random(11).randbytes(1 << 22)
 ring = buf + buf
 N, CH = len(buf), 1 << 16
@@ -121,7 +123,7 @@ if mode == "recv":
     ls = socket.socket()
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind((host, port)); ls.listen(1)
-    open("/tmp/st-ready", "w").close()
+    open(ready, "w").close()
     c, _ = ls.accept()
     got = bytearray(CH); mv = memoryview(got)
     pos = total = 0; bad = None
@@ -171,9 +173,9 @@ while True:
 PY
 
 # Watchdog: should the suite hang (its steps are bounded, but a kernel bug
-# could block one in D state), show where after 480 s, before the runner's
-# 600 s bound kills the guest without a word.
-( sleep 480; blocked "suite still running after 480 s" ) &
+# could block one in D state), show where after 780 s, before the runner's
+# 900 s bound kills the guest without a word.
+( sleep 780; blocked "suite still running after 780 s" ) &
 watchdog=$!
 t_run "insmod zcfrag" insmod "$(ko zcfrag)"
 t_run "zf0 on va, zf1 on vb, addresses moved" setup_zf
@@ -261,5 +263,56 @@ tcp_xfer a b "$ZC_IP_B" 1048576 "TCP 1 MiB a -> b after the lower came back, sha
 tcp_xfer b a "$ZC_IP_A" 1048576 "TCP 1 MiB b -> a after the lower came back, sha256"
 t_run "rmmod with both devices present" rmmod zcfrag
 gone a zf && gone b zf && t_ok "devices gone with the module" || t_fail "devices gone with the module"
+
+# --- (4) delete and recreate, over and over, under bulk TCP both ways ---
+# The review's critical defect: deletion ran the device's teardown (which
+# released every admission request) and freed its timer while transmit could
+# still run; the next page-sized packet made a new implicit request and armed
+# the freed timer. Each cycle deletes zf0 or zf1 while both streams send
+# through it (its transmit counter moving), then recreates it.
+echo "# t=${SECONDS}s"
+CYCLES=${CYCLES:-100}
+[ "$ZCNET_TOPO" = veth ] || CYCLES=${CYCLES_VIRTIO:-30}
+t_run "insmod zcfrag (fourth time)" insmod "$(ko zcfrag)"
+t_run "zf0 and zf1 (fourth time)" setup_zf
+rm -f /tmp/st-stop /tmp/bs-ready1 /tmp/bs-ready2
+p1=$((7000 + RANDOM % 500)) p2=$((7500 + RANDOM % 500))
+setsid ip netns exec b python3 /tmp/zf-stream.py recv "$ZC_IP_B" $p1 /tmp/bs-ready1 > /tmp/bs-rx1 2>&1 &
+R1=$!
+setsid ip netns exec a python3 /tmp/zf-stream.py recv "$ZC_IP_A" $p2 /tmp/bs-ready2 > /tmp/bs-rx2 2>&1 &
+R2=$!
+for _ in $(seq 200); do [ -e /tmp/bs-ready1 ] && [ -e /tmp/bs-ready2 ] && break; sleep 0.05; done
+setsid ip netns exec a python3 /tmp/zf-stream.py send "$ZC_IP_B" $p1 > /tmp/bs-tx1 2>&1 &
+S1=$!
+setsid ip netns exec b python3 /tmp/zf-stream.py send "$ZC_IP_A" $p2 > /tmp/bs-tx2 2>&1 &
+S2=$!
+# txp NS DEV: the device's transmitted packets (/proc/net/dev of NS).
+txp() { ip netns exec "$1" awk -v d="$2:" '$1 == d { print $11 }' /proc/net/dev; }
+bad=0 idle=0
+for i in $(seq "$CYCLES"); do
+  if [ $((i % 2)) = 1 ]; then ns=a dev=zf0 lower=va addr=$ZC_IP_A; else ns=b dev=zf1 lower=vb addr=$ZC_IP_B; fi
+  # Both streams send through DEV (data one way, ACKs and data the other).
+  t0=$(txp $ns $dev) end=$((SECONDS + 20))
+  until [ $(( $(txp $ns $dev || echo 0) - ${t0:-0} )) -ge 20 ] || [ $SECONDS -ge $end ]; do :; done
+  [ $SECONDS -ge $end ] && idle=$((idle + 1))
+  ip -n $ns link del $dev || bad=$((bad + 1))
+  { ip -n $ns link add $dev link $lower type zcfrag && ip -n $ns addr add "$addr/24" dev $dev &&
+    ip -n $ns link set $dev up; } || bad=$((bad + 1))
+done
+t_expect "$CYCLES delete/recreate cycles under bulk TCP both ways" 0 "$bad"
+echo "# cycles with no traffic through the device within 20 s: $idle"
+[ "$idle" -le $((CYCLES / 10)) ] && t_ok "traffic flowed through the device at most deletions ($idle idle of $CYCLES)" ||
+  t_fail "traffic flowed through the device at most deletions" "$idle of $CYCLES cycles idle"
+touch /tmp/st-stop
+if exited "$S1" "$S2" "$R1" "$R2"; then
+  echo "# streams: $(cat /tmp/bs-tx1) / $(cat /tmp/bs-rx1); $(cat /tmp/bs-tx2) / $(cat /tmp/bs-rx2)"
+  t_expect "stream a -> b across the cycles: every byte arrived, exact" "received $(awk '{ print $2 }' /tmp/bs-tx1) ok" "$(cat /tmp/bs-rx1)"
+  t_expect "stream b -> a across the cycles: every byte arrived, exact" "received $(awk '{ print $2 }' /tmp/bs-tx2) ok" "$(cat /tmp/bs-rx2)"
+else
+  t_fail "streams across the cycles ended" "$(cat /tmp/bs-tx1 /tmp/bs-rx1 /tmp/bs-tx2 /tmp/bs-rx2 2>&1 | tr '\n' ' ')"
+  kill -- -"$S1" -"$S2" -"$R1" -"$R2" 2>/dev/null
+fi
+t_run "rmmod after the cycles, devices present" rmmod zcfrag
 kill "$watchdog" 2>/dev/null
+kmemleak_clean "kmemleak: nothing leaked (debug kernel)"
 t_done

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The device: its state and the stacked front end's callbacks.
+
+/// One zcfrag device.
+use crate::admit::{ioc, Outbox};
+use crate::config::{attr, parse_u32, Config, KNOBS, SYSFS};
+use crate::counters::{c, NAMES};
+use crate::rx::{RxState, SlotBuf};
+use crate::wire::admission::{self, Event, Requests};
+use crate::wire::spec::{self, Engine, Miss};
+use crate::zcnet::bh::{now_ns, TextBuf};
+use crate::zcnet::counters::Counters;
+use crate::zcnet::netdev::NetDevice;
+use crate::zcnet::page::PageRing;
+use crate::zcnet::rtnl::ExtAck;
+use crate::zcnet::skbuff::{SkBuff, SkbChain};
+use crate::zcnet::stacked::{self, Ctx, Rx, TxResult};
+use crate::{
+    counters::NCOUNTERS, zcnet, DEFAULT_GRANT_MS, DEFAULT_MTU, DEFAULT_SLOTS, ETH_HLEN,
+    ETH_P_ADM_BE, ETH_P_IP_BE, REQUESTS, SLOTS,
+};
+use core::fmt::Write;
+use kernel::{
+    new_spinlock,
+    prelude::*,
+    sync::atomic::{Atomic, Relaxed},
+    sync::SpinLock,
+    uaccess::UserPtr,
+};
+
+#[pin_data]
+pub(crate) struct ZcFrag {
+    pub(crate) counters: Counters<NCOUNTERS>,
+    pub(crate) cfg: Config,
+    /// Entries in `adm` (the transmit path skips the lock when zero).
+    pub(crate) nrequests: Atomic<u32>,
+    /// The receiver: speculation slots and the grants reserving them.
+    #[pin]
+    pub(crate) rx: SpinLock<RxState>,
+    /// The requester: admission requests this device sent. Taken in the
+    /// transmit path, the rx handler and the timer (bottom halves off), and
+    /// by the ioctl under a [`BhGuard`].
+    #[pin]
+    pub(crate) adm: SpinLock<Requests<REQUESTS>>,
+}
+
+impl ZcFrag {
+    pub(crate) fn grant_ns(&self) -> u64 {
+        u64::from(self.cfg.grant_ms.load(Relaxed)) * 1_000_000
+    }
+}
+
+impl stacked::Stacked for ZcFrag {
+    const KIND: &'static CStr = c"zcfrag";
+    const DRIVER: &'static CStr = c"zcfrag";
+    const VERSION: &'static CStr = c"0.2";
+    const STATS: &'static [&'static str] = &NAMES;
+    const SYSFS: &'static [(&'static CStr, bool)] = &SYSFS;
+
+    fn default_mtu(_lower: &NetDevice) -> u32 {
+        DEFAULT_MTU
+    }
+
+    fn new(_lower: &NetDevice) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            counters: Counters::new(&NAMES),
+            cfg: Config {
+                slots: Atomic::new(DEFAULT_SLOTS),
+                timeout_us: Atomic::new((spec::Params::DEFAULT.timeout_ns / 1000) as u32),
+                required: Atomic::new(0),
+                implicit: Atomic::new(1),
+                grant_ms: Atomic::new(DEFAULT_GRANT_MS),
+            },
+            nrequests: Atomic::new(0),
+            rx <- new_spinlock!(RxState {
+                engine: Engine::new(spec::Params::DEFAULT),
+                slots: [const { SlotBuf::EMPTY }; SLOTS],
+                pages: PageRing::new(),
+            }),
+            adm <- new_spinlock!(Requests::new(admission::Timing::DEFAULT)),
+        })
+    }
+
+    fn xmit(&self, skb: SkBuff, lower: &NetDevice, ctx: &Ctx<'_>) -> TxResult {
+        let len = skb.len();
+        let ipv4 = skb.protocol_be() == ETH_P_IP_BE;
+        let big = len as usize > ETH_HLEN + lower.mtu() as usize;
+        if ipv4 {
+            self.watch_tx(&skb, big, ctx);
+        }
+        if !big {
+            self.counters.inc(c::TX_PASSTHROUGH);
+            let ok = skb.xmit(lower);
+            if !ok {
+                self.counters.inc(c::TX_DROP_LOWER);
+            }
+            return TxResult {
+                frames: 1,
+                bytes: u64::from(len),
+                dropped: false,
+            };
+        }
+        if !ipv4 {
+            // IPv6 is never fragmented on the way: its MTU on this device
+            // must fit the lower device (Documentation/networking/zcfrag.rst).
+            return self.drop_tx(c::TX_DROP_NOT_IPV4, skb);
+        }
+        self.fragment(skb, lower)
+    }
+
+    fn rx(&self, skb: SkBuff, dev: &NetDevice, ctx: &Ctx<'_>) -> Rx {
+        self.counters.inc(c::RX_FRAMES);
+        if skb.vlan_tagged() {
+            // A tag for a VLAN with no device here: the stack drops it as
+            // another host's (PACKET_OTHERHOST). Speculating, or answering
+            // an admission frame, would carry it across VLANs untagged.
+            self.counters.inc(c::RX_VLAN_TAGGED);
+            return Rx::Pass(skb);
+        }
+        let proto = skb.protocol_be();
+        if proto == ETH_P_ADM_BE && skb.is_for_host() {
+            self.on_adm_frame(skb, ctx);
+            return Rx::Consumed;
+        }
+        if proto != ETH_P_IP_BE {
+            self.counters.inc(c::RX_FRAMES_SMALL);
+            return Rx::Pass(skb);
+        }
+        if !skb.is_for_host() {
+            // Broadcast, multicast, or another host's frame (promiscuous
+            // mode): never speculated on, never delivered as this host's.
+            self.counters.inc(c::RX_NOT_FOR_HOST);
+            return Rx::Pass(skb);
+        }
+        self.speculate(skb, dev, ctx)
+    }
+
+    fn on_timer(&self, _dev: &NetDevice, ctx: &Ctx<'_>) {
+        let now = now_ns();
+        let grant_ns = self.grant_ns();
+        let mut expired = SkbChain::new();
+        {
+            let mut st = self.rx.lock();
+            self.apply_cfg(&mut st);
+            while let Some(slot) = st.engine.expire(now) {
+                self.miss(&mut st, slot, Miss::Timeout, Some(&mut expired));
+            }
+            while st.engine.expire_grants(now, grant_ns).is_some() {
+                self.counters.inc(c::ADM_GRANTS_EXPIRED);
+            }
+            if st.engine.busy() > 0 {
+                ctx.arm_timer(st.engine.params().timeout_ns / 1000);
+            }
+            if st.engine.grants() > 0 {
+                ctx.arm_timer(grant_ns / 4000);
+            }
+            self.counters
+                .set(c::GRANTS_ACTIVE, st.engine.grants() as u64);
+            self.update_gauge(&st);
+        }
+        ctx.receive_all(&mut expired);
+        let mut out = Outbox::new();
+        {
+            let mut adm = self.adm.lock();
+            adm.set_idle_ns(grant_ns);
+            let next = adm.on_timer(now, |ev| match ev {
+                Event::Send { frame, peer, retry } => {
+                    if retry {
+                        self.counters.inc(c::ADM_REQUEST_RETRIES);
+                    }
+                    out.push(frame, peer);
+                }
+                Event::NoAnswer(_) => self.counters.inc(c::ADM_NO_ANSWER),
+                Event::Forgotten(_) => {}
+            });
+            if let Some(at) = next {
+                ctx.arm_timer(at.saturating_sub(now) / 1000);
+            }
+            self.update_requests(&adm);
+        }
+        self.flush_outbox(ctx.lower(), &out);
+    }
+
+    fn teardown(&self, lower: &NetDevice) {
+        {
+            let mut st = self.rx.lock();
+            while let Some(slot) = st.engine.drain() {
+                self.flush(&mut st, slot, None);
+            }
+            for sb in st.slots.iter_mut() {
+                sb.page = None;
+            }
+            st.pages = PageRing::new();
+            self.update_gauge(&st);
+        }
+        // Give the peers their slots back now rather than at their idle
+        // timeout: a Fast_Rel for every grant this device holds.
+        let mut out = Outbox::new();
+        {
+            let mut adm = self.adm.lock();
+            adm.release_all(|f, peer| out.push(f, peer));
+            self.update_requests(&adm);
+        }
+        self.flush_outbox(lower, &out);
+    }
+
+    fn stats(&self, out: &mut [u64]) {
+        self.counters.snapshot(out);
+    }
+
+    fn sysfs_show(&self, idx: usize, out: &mut TextBuf<'_>) -> Result {
+        let cfg = &self.cfg;
+        let _ = match idx {
+            attr::SLOTS => writeln!(out, "{}", cfg.slots.load(Relaxed)),
+            attr::TIMEOUT_US => writeln!(out, "{}", cfg.timeout_us.load(Relaxed)),
+            attr::ADMISSION => writeln!(
+                out,
+                "{}",
+                if cfg.required.load(Relaxed) != 0 {
+                    "required"
+                } else {
+                    "open"
+                }
+            ),
+            attr::IMPLICIT => writeln!(out, "{}", cfg.implicit.load(Relaxed)),
+            attr::GRANT_MS => writeln!(out, "{}", cfg.grant_ms.load(Relaxed)),
+            attr::ADMISSIONS => return self.show_admissions(out),
+            _ => return Err(EINVAL),
+        };
+        Ok(())
+    }
+
+    fn sysfs_store(&self, idx: usize, input: &[u8]) -> Result {
+        let v = match (idx, core::str::from_utf8(input).map(str::trim)) {
+            (attr::ADMISSION, Ok("open")) => 0,
+            (attr::ADMISSION, Ok("required")) => 1,
+            (attr::ADMISSION, _) => return Err(EINVAL),
+            _ => parse_u32(input, 0, u32::MAX)?,
+        };
+        self.cfg.set(idx, v)
+    }
+
+    const LINK_ATTRS: u16 = KNOBS.len() as u16;
+
+    fn link_attr(&self, ty: u16) -> u32 {
+        self.cfg.get(usize::from(ty).wrapping_sub(1))
+    }
+
+    fn set_link_attrs(&self, attrs: &stacked::LinkAttrs, extack: &mut ExtAck) -> Result {
+        // All or nothing: check every given value before storing any.
+        for (knob, &(_, _, why)) in KNOBS.iter().enumerate() {
+            if let Some(v) = attrs.get(knob as u16 + 1) {
+                if !Config::valid(knob, v) {
+                    extack.set_msg(why);
+                    return Err(EINVAL);
+                }
+            }
+        }
+        for knob in 0..KNOBS.len() {
+            if let Some(v) = attrs.get(knob as u16 + 1) {
+                self.cfg.set(knob, v)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn rx_usecs(&self) -> Option<u32> {
+        Some(self.cfg.timeout_us.load(Relaxed))
+    }
+
+    fn set_rx_usecs(&self, usecs: u32) -> Result {
+        self.cfg.set(attr::TIMEOUT_US, usecs)
+    }
+
+    fn private_ioctl(&self, dev: &NetDevice, ctx: &Ctx<'_>, cmd: u32, arg: UserPtr) -> Result {
+        match cmd {
+            ioc::CMD => self.admission_ioctl(dev, ctx, arg),
+            _ => Err(zcnet::errno::eopnotsupp()),
+        }
+    }
+}

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Transmit: IPv4 packets over the lower MTU leave as fragments that
+//! reference the payload pages.
+
+use crate::counters::c;
+use crate::device::ZcFrag;
+use crate::wire::ipv4;
+use crate::zcnet::netdev::NetDevice;
+use crate::zcnet::skbuff::SkBuff;
+use crate::zcnet::stacked::TxResult;
+use crate::ETH_HLEN;
+
+impl ZcFrag {
+    pub(crate) fn drop_tx(&self, counter: usize, skb: SkBuff) -> TxResult {
+        self.counters.inc(counter);
+        drop(skb);
+        TxResult {
+            frames: 0,
+            bytes: 0,
+            dropped: true,
+        }
+    }
+
+    /// Sends `skb` (Ethernet + IPv4, larger than the lower MTU) as fragments.
+    pub(crate) fn fragment(&self, mut skb: SkBuff, lower: &NetDevice) -> TxResult {
+        if skb.resolve_checksum().is_err() {
+            return self.drop_tx(c::TX_DROP_MALFORMED, skb);
+        }
+        // The fixed header first, then as much as its IHL says, so that a
+        // header with options is seen whole (and counted as such).
+        let mut hdr = [0u8; ETH_HLEN + ipv4::MAX_HEADER_LEN];
+        let ihl_len = match skb.copy_bits(0, &mut hdr[..ETH_HLEN + ipv4::MIN_HEADER_LEN]) {
+            Ok(()) => usize::from(hdr[ETH_HLEN] & 0x0f) * 4,
+            Err(_) => return self.drop_tx(c::TX_DROP_MALFORMED, skb),
+        };
+        let whole = ETH_HLEN + ihl_len.clamp(ipv4::MIN_HEADER_LEN, ipv4::MAX_HEADER_LEN);
+        if skb.copy_bits(0, &mut hdr[..whole]).is_err() {
+            return self.drop_tx(c::TX_DROP_MALFORMED, skb);
+        }
+        let ip = match ipv4::Header::parse(&hdr[ETH_HLEN..whole]) {
+            Ok(ip) => ip,
+            Err(_) => return self.drop_tx(c::TX_DROP_MALFORMED, skb),
+        };
+        if ip.header_len != ipv4::MIN_HEADER_LEN {
+            // Options would have to be split by their copy flag; the stack
+            // sends none on the paths zcfrag serves.
+            return self.drop_tx(c::TX_DROP_IP_OPTIONS, skb);
+        }
+        let hl = ip.header_len;
+        let payload = ip.payload_len();
+        if ETH_HLEN + ip.total_len > skb.len() as usize {
+            return self.drop_tx(c::TX_DROP_MALFORMED, skb);
+        }
+        let Some(plan) = ipv4::FragPlan::new(hl, payload, lower.mtu() as usize) else {
+            return self.drop_tx(c::TX_DROP_MALFORMED, skb);
+        };
+        // A packet that is already a fragment (the stack fragmented it at this
+        // device's MTU) keeps its ID: its siblings carry the same one. Any
+        // other gets the ID the stack gives a datagram it fragments itself:
+        // per destination, from a keyed hash and a random start, so an
+        // off-path host can neither predict it nor see one counter wrap
+        // across every flow (RFC 4963).
+        let id = if ip.is_fragment() {
+            ip.id
+        } else {
+            let mut ip20 = [0u8; ipv4::MIN_HEADER_LEN];
+            ip20.copy_from_slice(&hdr[ETH_HLEN..ETH_HLEN + ipv4::MIN_HEADER_LEN]);
+            lower.ip_ident(&ip20)
+        };
+        let headroom = lower.reserved_headroom();
+        // Referencing the payload pages needs a lower device that takes
+        // non-linear frames; otherwise the core would linearise (copy) each
+        // fragment anyway, so copy here, where it is counted.
+        let by_ref = lower.has_sg();
+        let mut sent = TxResult {
+            frames: 0,
+            bytes: 0,
+            dropped: false,
+        };
+        let mut fh = [0u8; ETH_HLEN + ipv4::MIN_HEADER_LEN];
+        fh.copy_from_slice(&hdr[..ETH_HLEN + hl]);
+        for f in plan.iter() {
+            let len = ETH_HLEN + hl + f.len;
+            if !ipv4::rewrite(
+                &mut fh[ETH_HLEN..],
+                hl + f.len,
+                id,
+                ip.frag_offset + f.offset,
+                f.mf || ip.mf,
+            ) {
+                return self.drop_tx(c::TX_DROP_MALFORMED, skb);
+            }
+            let Some((frag, copied)) = skb.tx_fragment(
+                &fh,
+                (ETH_HLEN + hl + f.offset) as u32,
+                f.len as u32,
+                headroom,
+                by_ref,
+            ) else {
+                return self.drop_tx(c::TX_DROP_NOMEM, skb);
+            };
+            self.counters.add(c::TX_COPIED_BYTES, u64::from(copied));
+            self.counters
+                .add(c::TX_REFERENCED_BYTES, f.len as u64 - u64::from(copied));
+            if !frag.xmit(lower) {
+                // The lower device's queue dropped it; TCP will retransmit.
+                self.counters.inc(c::TX_DROP_LOWER);
+            }
+            self.counters.inc(c::TX_FRAGMENTS);
+            sent.frames += 1;
+            sent.bytes += len as u64;
+        }
+        self.counters.inc(c::TX_FRAGMENTED_PACKETS);
+        skb.consume();
+        sent
+    }
+}
