@@ -22,7 +22,7 @@ use super::skbuff::{SkBuff, SkbChain};
 use core::marker::PhantomData;
 use kernel::{
     bindings,
-    error::from_result,
+    error::{from_result, VTABLE_DEFAULT_ERROR},
     ffi,
     prelude::*,
     sync::atomic::{Acquire, Atomic, Relaxed, Release},
@@ -98,6 +98,12 @@ impl Ctx<'_> {
 }
 
 /// A device kind stacked on a lower Ethernet device.
+///
+/// Optional callbacks (`rx_usecs`/`set_rx_usecs`, `private_ioctl`) are gated
+/// at compile time as `phy::Driver`'s are: the device gets the matching
+/// `ethtool`/ioctl operation only when the driver implements them
+/// (`HAS_*`), and calling a default is a build error.
+#[vtable]
 pub trait Stacked: Send + Sync + Sized + 'static {
     /// The link kind (`ip link add ... type KIND`).
     const KIND: &'static CStr;
@@ -154,15 +160,15 @@ pub trait Stacked: Send + Sync + Sized + 'static {
         Err(EINVAL)
     }
 
-    /// `ethtool -c`: the receive coalescing time in microseconds, if the
-    /// device has one.
-    fn rx_usecs(&self) -> Option<u32> {
-        None
+    /// `ethtool -c`: the receive coalescing time in microseconds (with
+    /// [`Stacked::set_rx_usecs`], the device offers `ethtool -c/-C`).
+    fn rx_usecs(&self) -> u32 {
+        build_error!(VTABLE_DEFAULT_ERROR)
     }
 
     /// `ethtool -C DEV rx-usecs N` (process context, RTNL held).
     fn set_rx_usecs(&self, _usecs: u32) -> Result {
-        Err(super::errno::eopnotsupp())
+        build_error!(VTABLE_DEFAULT_ERROR)
     }
 
     /// The value of link attribute `ty` (`1..=LINK_ATTRS`), for `ip -d link`.
@@ -181,7 +187,7 @@ pub trait Stacked: Send + Sync + Sized + 'static {
     /// A private ioctl (`SIOCDEVPRIVATE + cmd`) with its user-space argument
     /// (process context, RTNL held: do not wait for the network).
     fn private_ioctl(&self, _dev: &NetDevice, _ctx: &Ctx<'_>, _cmd: u32, _arg: UserPtr) -> Result {
-        Err(super::errno::eopnotsupp())
+        build_error!(VTABLE_DEFAULT_ERROR)
     }
 }
 
@@ -296,7 +302,9 @@ impl<T: Stacked> Tables<T> {
         o.ndo_start_xmit = Some(xmit_cb::<T>);
         o.ndo_get_stats64 = Some(stats64_cb::<T>);
         o.ndo_get_iflink = Some(iflink_cb::<T>);
-        o.ndo_siocdevprivate = Some(siocdevprivate_cb::<T>);
+        if T::HAS_PRIVATE_IOCTL {
+            o.ndo_siocdevprivate = Some(siocdevprivate_cb::<T>);
+        }
         o
     };
 
@@ -308,11 +316,13 @@ impl<T: Stacked> Tables<T> {
         o.get_sset_count = Some(sset_count_cb::<T>);
         o.get_strings = Some(strings_cb::<T>);
         o.get_ethtool_stats = Some(ethtool_stats_cb::<T>);
-        // ETHTOOL_COALESCE_RX_USECS (BIT(0) in include/linux/ethtool.h; a
-        // macro bindgen does not see).
-        o.supported_coalesce_params = 1 << 0;
-        o.get_coalesce = Some(get_coalesce_cb::<T>);
-        o.set_coalesce = Some(set_coalesce_cb::<T>);
+        if T::HAS_RX_USECS && T::HAS_SET_RX_USECS {
+            // ETHTOOL_COALESCE_RX_USECS (BIT(0) in include/linux/ethtool.h; a
+            // macro bindgen does not see).
+            o.supported_coalesce_params = 1 << 0;
+            o.get_coalesce = Some(get_coalesce_cb::<T>);
+            o.set_coalesce = Some(set_coalesce_cb::<T>);
+        }
         o
     };
 }
@@ -844,13 +854,8 @@ unsafe extern "C" fn get_coalesce_cb<T: Stacked>(
 ) -> ffi::c_int {
     // SAFETY: ethtool calls this for a registered device with a valid `ec`.
     let (state, ec) = unsafe { (state_of::<T>(dev), &mut *ec) };
-    match state.rx_usecs() {
-        Some(us) => {
-            ec.rx_coalesce_usecs = us;
-            0
-        }
-        None => super::errno::eopnotsupp().to_errno(),
-    }
+    ec.rx_coalesce_usecs = state.rx_usecs();
+    0
 }
 
 unsafe extern "C" fn set_coalesce_cb<T: Stacked>(

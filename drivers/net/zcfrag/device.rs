@@ -51,6 +51,7 @@ impl ZcFrag {
     }
 }
 
+#[vtable]
 impl stacked::Stacked for ZcFrag {
     const KIND: &'static CStr = c"zcfrag";
     const DRIVER: &'static CStr = c"zcfrag";
@@ -265,8 +266,8 @@ impl stacked::Stacked for ZcFrag {
         Ok(())
     }
 
-    fn rx_usecs(&self) -> Option<u32> {
-        Some(self.cfg.timeout_us.load(Relaxed))
+    fn rx_usecs(&self) -> u32 {
+        self.cfg.timeout_us.load(Relaxed)
     }
 
     fn set_rx_usecs(&self, usecs: u32) -> Result {
