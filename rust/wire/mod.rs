@@ -9,5 +9,6 @@
 
 pub mod admission;
 pub mod checksum;
+pub mod crc32c;
 pub mod ipv4;
 pub mod spec;
