@@ -10,5 +10,8 @@
 pub mod admission;
 pub mod checksum;
 pub mod crc32c;
+pub mod ddp;
 pub mod ipv4;
+pub mod rdmap;
 pub mod spec;
+pub mod terminate;
