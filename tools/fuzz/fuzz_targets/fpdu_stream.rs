@@ -27,7 +27,13 @@ impl Rng {
     }
 }
 
-fn feed(p: &mut FpduParser, buf: &mut [u8], stream: &[u8], rng: &mut Rng, mut each: impl FnMut(&[u8])) -> bool {
+fn feed(
+    p: &mut FpduParser,
+    buf: &mut [u8],
+    stream: &[u8],
+    rng: &mut Rng,
+    mut each: impl FnMut(&[u8]),
+) -> bool {
     let mut at = 0;
     while at < stream.len() {
         let chunk = 1 + (rng.next() as usize % 1500);
