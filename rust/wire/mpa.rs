@@ -408,9 +408,12 @@ pub const fn pad_len(ulpdu_len: usize) -> usize {
     ulpdu_len.wrapping_add(HDR_LEN).wrapping_neg() & 3
 }
 
-/// Length of an FPDU without markers: length field, ULPDU, pad, CRC.
+/// Length of an FPDU without markers: length field, ULPDU, pad, CRC
+/// (saturating, so any argument is safe).
 pub const fn fpdu_len(ulpdu_len: usize) -> usize {
-    HDR_LEN + ulpdu_len + pad_len(ulpdu_len) + CRC_LEN
+    ulpdu_len
+        .saturating_add(HDR_LEN + CRC_LEN)
+        .saturating_add(pad_len(ulpdu_len))
 }
 
 /// Why an FPDU cannot be built or is refused.
