@@ -743,6 +743,8 @@ pub struct FpduParser {
     /// Its ULPDU length, once known.
     ulpdu_len: usize,
     header_known: bool,
+    /// Largest ULPDU accepted.
+    max_ulpdu: usize,
     mark: [u8; 4],
     crc: Crc32c,
     failed: Option<FpduError>,
@@ -764,10 +766,20 @@ impl FpduParser {
             need: HDR_LEN,
             ulpdu_len: 0,
             header_known: false,
+            max_ulpdu: MAX_ULPDU_LEN,
             mark: [0; 4],
             crc: Crc32c::new(),
             failed: None,
         })
+    }
+
+    /// Refuses FPDUs whose ULPDU is longer than `max` (the receiver's
+    /// MULPDU) with [`FpduError::TooLong`], whatever the buffer's size.
+    /// By default only the buffer's size limits them.
+    #[must_use]
+    pub const fn with_max_ulpdu(mut self, max: usize) -> Self {
+        self.max_ulpdu = max;
+        self
     }
 
     /// Stream position of the next byte expected.
@@ -866,7 +878,7 @@ impl FpduParser {
                     None => 0,
                 };
                 let need = fpdu_len(u);
-                if need > buf.len() {
+                if u > self.max_ulpdu || need > buf.len() {
                     return self.fail(FpduError::TooLong(u));
                 }
                 self.need = need;
@@ -1317,6 +1329,12 @@ mod tests {
             Err(FpduError::TooLong(2000))
         );
         assert_eq!(FpduParser::new(f, 6).err(), Some(FpduError::Unaligned));
+        // A MULPDU limit below the buffer size (2001 would fit the buffer).
+        let n = encode_fpdu(&mut wire, 0, &[7u8; 2000], f).unwrap();
+        let mut p = FpduParser::new(f, 0).unwrap().with_max_ulpdu(1999);
+        assert_eq!(p.push(&mut buf, &wire[..n]), Err(FpduError::TooLong(2000)));
+        let mut p = FpduParser::new(f, 0).unwrap().with_max_ulpdu(2000);
+        assert!(p.push(&mut buf, &wire[..n]).unwrap().1.is_some());
         // strip_markers undoes the insertion.
         let mut plain = [0u8; 2100];
         let k = strip_markers(&wire[..n2], 0, &mut plain);

@@ -71,7 +71,11 @@ fuzz_target!(|data: &[u8]| {
     let start = if data[0] & 8 != 0 { rng.next() & !3 } else { 0 };
     let rest = &data[5..];
     let mut buf = [0u8; fpdu_len(MAX_ULPDU)];
-    let mut p = FpduParser::new(framing, start).unwrap();
+    // The buffer would take a ULPDU up to 2 bytes longer (pad); the limit
+    // must still hold exactly.
+    let mut p = FpduParser::new(framing, start)
+        .unwrap()
+        .with_max_ulpdu(MAX_ULPDU);
     if data[0] & 4 == 0 {
         feed(&mut p, &mut buf, rest, &mut rng, |u| {
             if let Ok(seg) = Segment::parse(u) {
