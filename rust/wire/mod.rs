@@ -9,5 +9,10 @@
 
 pub mod admission;
 pub mod checksum;
+pub mod crc32c;
+pub mod ddp;
 pub mod ipv4;
+pub mod mpa;
+pub mod rdmap;
 pub mod spec;
+pub mod terminate;
