@@ -11,6 +11,8 @@
 #   make run SCRIPT=file [TOPO=veth|virtio2|twoguests]   run a script in the guest
 #   make bench       zcbench in the guest: plain TCP at MTU 1500 and 9000 vs zcfrag
 #                    [TOPO=virtio2 [WIRE=tcp]: two virtio NICs, a lossless wire]
+#   make fuzz        cargo fuzz the wire codecs (rust/wire) for a bounded time
+#                    [FUZZ_SECONDS=20 per target]
 #   make fmt         rustfmt every .rs
 #   make clean       remove build output of the modules and tools
 
@@ -22,7 +24,7 @@ WIRE ?= udp
 SCRIPT ?=
 export ZCNET_FLAVOUR ?= default
 
-.PHONY: all setup kernel modules tools install-ip demo check test run bench fmt clean
+.PHONY: all setup kernel modules tools install-ip demo check test run bench fuzz fmt clean
 
 all: modules tools
 
@@ -61,6 +63,10 @@ run: modules tools
 
 bench: setup modules tools
 	@$(ROOT)/scripts/run-guest.sh --topo $(TOPO) --wire $(WIRE) --timeout 1800 --log $(ROOT)/out/bench-$(TOPO)-$(WIRE).log -v $(ROOT)/tools/testing/zcnet/bench.sh
+
+FUZZ_SECONDS ?= 20
+fuzz:
+	@$(ROOT)/scripts/fuzz.sh $(FUZZ_SECONDS)
 
 fmt:
 	@find $(ROOT) -name '*.rs' -not -path '*/target/*' -not -name generated.rs | xargs rustfmt --edition 2021

@@ -299,6 +299,7 @@ for i in $(seq "$CYCLES"); do
   t0=$(txp $ns $dev) end=$((SECONDS + 20))
   until [ $(( $(txp $ns $dev || echo 0) - ${t0:-0} )) -ge 20 ] || [ $SECONDS -ge $end ]; do :; done
   [ $SECONDS -ge $end ] && idle=$((idle + 1))
+  [ $((i % 10)) = 0 ] && echo "# cycle $i at t=${SECONDS}s, idle so far $idle"
   ip -n $ns link del $dev || bad=$((bad + 1))
   { ip -n $ns link add $dev link $lower type zcfrag && ip -n $ns addr add "$addr/24" dev $dev &&
     ip -n $ns link set $dev up; } || bad=$((bad + 1))
