@@ -46,6 +46,17 @@ case "$out" in
   *) t_fail "link kind unregistered" "ip said: $out" ;;
 esac
 
+# The layer's KUnit suite (tools/testing/zcnet/modules/zcnet_layer_test_main.rs)
+# runs when its module loads; its summary line is in the kernel log.
+t_run "insmod zcnet_layer_test (KUnit suite zcnet_layer)" insmod "$(ko zcnet_layer_test)"
+sum=$(dmesg | grep -a "# zcnet_layer: pass:" | tail -n 1)
+dmesg | grep -aE "^\[ *[0-9.]+\] +(not )?ok [0-9]+ " | grep -v "zcnet_layer$" | tail -n 10 | _ktap_diag
+case "$sum" in
+  *"fail:0 "*) t_ok "KUnit zcnet_layer: ${sum#*# zcnet_layer: }" ;;
+  *) t_fail "KUnit zcnet_layer" "${sum:-no result in the kernel log}" ;;
+esac
+t_run "rmmod zcnet_layer_test" rmmod zcnet_layer_test
+
 # Twenty load/unload cycles of all three; the runner fails the run on any
 # kernel report.
 bad=0

@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: GPL-2.0
+/* This module's copy of the zcnet C helpers (rust/helpers/). */
+#include "../../../../rust/helpers/zcnet_helpers.c"
