@@ -290,6 +290,23 @@ setsid ip netns exec a python3 /tmp/zf-stream.py send "$ZC_IP_B" $p1 > /tmp/bs-t
 S1=$!
 setsid ip netns exec b python3 /tmp/zf-stream.py send "$ZC_IP_A" $p2 > /tmp/bs-tx2 2>&1 &
 S2=$!
+# A deleted device must start nothing: before the fix, transmit after
+# teardown (which had released every grant with a Fast_Rel) made new implicit
+# requests, so the peer granted slots to a device that was going away (and
+# the request armed the device timer dellink had freed). zf1 keeps grants for
+# ten minutes here, so a grant it holds after zf0 is gone came from a request
+# zf0 made after its teardown.
+grants_from_a() { ip netns exec b cat /sys/class/net/zf1/zcfrag/admissions | grep -c "^grant slot .* $ZC_IP_A > "; }
+ip netns exec b sh -c 'echo 600000 > /sys/class/net/zf1/zcfrag/grant_timeout_ms'
+for _ in $(seq 200); do [ "$(grants_from_a)" -ge 1 ] && break; sleep 0.05; done
+t_expect "zf1 granted zf0's stream a slot (implicit admission)" 1 "$(grants_from_a)"
+ip -n a link del zf0
+# The Fast_Rel of the teardown may still be on its way: wait (bounded) for it.
+for _ in $(seq 60); do [ "$(grants_from_a)" = 0 ] && break; sleep 0.05; done
+t_expect "zf0 deleted under traffic: zf1 holds no grant for it (none asked after teardown)" 0 "$(grants_from_a)"
+ip -n a link add zf0 link va type zcfrag && ip -n a addr add "$ZC_IP_A/24" dev zf0 && ip -n a link set zf0 up
+ip netns exec b sh -c 'echo 2000 > /sys/class/net/zf1/zcfrag/grant_timeout_ms'
+
 # txp NS DEV: the device's transmitted packets (/proc/net/dev of NS).
 txp() { ip netns exec "$1" awk -v d="$2:" '$1 == d { print $11 }' /proc/net/dev; }
 bad=0 idle=0
