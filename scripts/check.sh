@@ -45,6 +45,13 @@ step setup scripts/setup-deps.sh || finish
 echo "check: kernel (cached when the key holds; a cold build takes minutes)"
 step kernel scripts/build-kernel.sh || finish
 step modules scripts/build-modules.sh || finish
+# The modules once more through the kernel's clippy (CLIPPY=1, its
+# .clippy.toml, Debian's clippy-driver of the kernel's rustc): no warning.
+clippy_modules() {
+  ZCNET_KBUILD_FLAGS="CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver ${ZCNET_KBUILD_FLAGS:-}" scripts/build-modules.sh 2>&1 | tee /dev/stderr | grep -q "^warning" && return 1
+  return 0
+}
+step clippy-modules clippy_modules
 step tools bash -c 'cd tools && cargo build --release --quiet && ../scripts/build-ip-plugin.sh' || finish
 step rustfmt bash -c 'find . -name "*.rs" -not -path "./tools/target/*" -not -name generated.rs -print0 | xargs -0 rustfmt --edition 2021 --check'
 step clippy bash -c 'cd tools && cargo clippy --quiet --all-targets -- -D warnings'

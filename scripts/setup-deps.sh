@@ -2,7 +2,7 @@
 # Installs everything zcnet needs on a Debian 12 (bookworm) x86_64 machine:
 #   - linux-source-7.2 from trixie-backports (suite added with the mirror URI the
 #     machine's apt sources already use),
-#   - Debian's rustc-web 1.85 + rust-src (all four packages pinned to one version),
+#   - Debian's rustc-web 1.85 + rust-src + clippy (all five packages pinned to one version),
 #   - bindgen-cli 0.71.1 (cargo install --locked),
 #   - clang/lld/llvm 19, QEMU, kernel build tools and the guest user-space tools.
 # Idempotent: when everything is present it prints one line and exits.
@@ -26,7 +26,7 @@ PKGS=(
   iproute2 ethtool iperf3 procps util-linux iputils-ping tcpdump socat
   rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
 )
-RUST_WEB_PKGS=(rustc-web rust-web-src libstd-rust-web-dev libstd-rust-web-1.85)
+RUST_WEB_PKGS=(rustc-web rust-web-src libstd-rust-web-dev libstd-rust-web-1.85 rust-web-clippy)
 
 need_apt=()
 for p in "${PKGS[@]}"; do
@@ -34,7 +34,8 @@ for p in "${PKGS[@]}"; do
 done
 rustc_ok=0
 if [ -x /usr/bin/rustc ] && /usr/bin/rustc --version 2>/dev/null | grep -q "^rustc ${RUST_WEB_SERIES}\." &&
-   [ -d "$(/usr/bin/rustc --print sysroot)/lib/rustlib/src/rust/library" ]; then
+   [ -d "$(/usr/bin/rustc --print sysroot)/lib/rustlib/src/rust/library" ] &&
+   /usr/bin/clippy-driver --version 2>/dev/null | grep -Eq "^clippy 0\.1\.${RUST_WEB_SERIES#1.}( |$)"; then
   rustc_ok=1
 fi
 src_ok=0
@@ -82,7 +83,9 @@ if [ $rustc_ok = 0 ]; then
   log "setup-deps: installing Debian rustc-web $ver (+ rust-src, libstd)"
   args=()
   for p in "${RUST_WEB_PKGS[@]}"; do args+=("$p=$ver"); done
-  $APT install --no-install-recommends "${args[@]}" >/dev/null
+  # --allow-downgrades: a machine may have a newer rustc-web from the
+  # security suite (the kernel needs exactly this one).
+  $APT install --no-install-recommends --allow-downgrades "${args[@]}" >/dev/null
 fi
 
 if [ $src_ok = 0 ]; then

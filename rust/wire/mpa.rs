@@ -216,7 +216,7 @@ impl Enhanced {
     }
 
     /// The 4 bytes; `None` when IRD or ORD exceed 14 bits.
-    pub const fn to_bytes(&self) -> Option<[u8; 4]> {
+    pub const fn to_bytes(self) -> Option<[u8; 4]> {
         if self.ird > IRD_ORD_MAX || self.ord > IRD_ORD_MAX {
             return None;
         }

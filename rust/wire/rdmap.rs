@@ -169,7 +169,7 @@ impl ReadRequest {
     }
 
     /// The 28-byte header.
-    pub fn to_bytes(&self) -> [u8; READ_REQ_LEN] {
+    pub fn to_bytes(self) -> [u8; READ_REQ_LEN] {
         let mut b = [0u8; READ_REQ_LEN];
         b[0..4].copy_from_slice(&self.sink_stag.to_be_bytes());
         b[4..12].copy_from_slice(&self.sink_to.to_be_bytes());

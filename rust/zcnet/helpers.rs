@@ -9,5 +9,5 @@ use kernel::prelude::*;
 pub fn kernel_release() -> &'static CStr {
     // SAFETY: `zcnet_helper_kernel_release` returns `init_utsname()->release`, a
     // NUL-terminated string in static storage that lives as long as the kernel.
-    unsafe { CStr::from_ptr(ext::zcnet_helper_kernel_release().cast()) }
+    unsafe { CStr::from_char_ptr(ext::zcnet_helper_kernel_release().cast()) }
 }

@@ -39,7 +39,7 @@ impl ExtAck {
         if !self.0.is_null() {
             // SAFETY: By the type invariant `self.0` is valid; `msg` is 'static,
             // as NL_SET_ERR_MSG requires of the string it stores.
-            unsafe { (*self.0)._msg = msg.as_ptr().cast() };
+            unsafe { (*self.0)._msg = msg.as_char_ptr().cast() };
         }
     }
 }
@@ -89,7 +89,7 @@ impl<T: LinkOps> Registration<T> {
                 // SAFETY: `slot` is valid and initialised (zeroed) above.
                 let ops = unsafe { &mut *slot };
                 T::fill(ops);
-                ops.kind = T::KIND.as_ptr().cast();
+                ops.kind = T::KIND.as_char_ptr().cast();
                 // SAFETY: `slot` holds an initialised ops table in pinned memory that is
                 // unregistered in `drop` before it is freed; `kind` is 'static, and
                 // the callbacks are sound by `LinkOps`' contract.

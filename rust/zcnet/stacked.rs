@@ -299,11 +299,11 @@ impl<T: Stacked> Tables<T> {
         // SAFETY: All fields are nullable function pointers or integers: zero
         // is a valid value for every one of them.
         let mut o: ext::net_device_ops = unsafe { core::mem::zeroed() };
-        o.ndo_start_xmit = Some(xmit_cb::<T>);
-        o.ndo_get_stats64 = Some(stats64_cb::<T>);
-        o.ndo_get_iflink = Some(iflink_cb::<T>);
+        o.ndo_start_xmit = Some(Adapter::<T>::xmit_cb);
+        o.ndo_get_stats64 = Some(Adapter::<T>::stats64_cb);
+        o.ndo_get_iflink = Some(Adapter::<T>::iflink_cb);
         if T::HAS_PRIVATE_IOCTL {
-            o.ndo_siocdevprivate = Some(siocdevprivate_cb::<T>);
+            o.ndo_siocdevprivate = Some(Adapter::<T>::siocdevprivate_cb);
         }
         o
     };
@@ -311,17 +311,17 @@ impl<T: Stacked> Tables<T> {
     const ETHTOOL_OPS: bindings::ethtool_ops = {
         // SAFETY: As above, every field may be zero.
         let mut o: bindings::ethtool_ops = unsafe { core::mem::zeroed() };
-        o.get_drvinfo = Some(drvinfo_cb::<T>);
+        o.get_drvinfo = Some(Adapter::<T>::drvinfo_cb);
         o.get_link = Some(bindings::ethtool_op_get_link);
-        o.get_sset_count = Some(sset_count_cb::<T>);
-        o.get_strings = Some(strings_cb::<T>);
-        o.get_ethtool_stats = Some(ethtool_stats_cb::<T>);
+        o.get_sset_count = Some(Adapter::<T>::sset_count_cb);
+        o.get_strings = Some(Adapter::<T>::strings_cb);
+        o.get_ethtool_stats = Some(Adapter::<T>::ethtool_stats_cb);
         if T::HAS_RX_USECS && T::HAS_SET_RX_USECS {
             // ETHTOOL_COALESCE_RX_USECS (BIT(0) in include/linux/ethtool.h; a
             // macro bindgen does not see).
             o.supported_coalesce_params = 1 << 0;
-            o.get_coalesce = Some(get_coalesce_cb::<T>);
-            o.set_coalesce = Some(set_coalesce_cb::<T>);
+            o.get_coalesce = Some(Adapter::<T>::get_coalesce_cb);
+            o.set_coalesce = Some(Adapter::<T>::set_coalesce_cb);
         }
         o
     };
@@ -354,8 +354,8 @@ impl<T: Stacked> Registration<T> {
             unsafe {
                 ext::zcnet_helper_sysfs_set(
                     T::KIND.as_char_ptr(),
-                    Some(sysfs_show_cb::<T>),
-                    Some(sysfs_store_cb::<T>),
+                    Some(Adapter::<T>::sysfs_show_cb),
+                    Some(Adapter::<T>::sysfs_store_cb),
                 )
             };
         }
@@ -392,7 +392,7 @@ impl<T: Stacked> Notifier<T> {
                 // its callback set is what register_netdevice_notifier wants.
                 unsafe {
                     core::ptr::write_bytes(slot, 0, 1);
-                    (*slot).notifier_call = Some(notifier_cb::<T>);
+                    (*slot).notifier_call = Some(Adapter::<T>::notifier_cb);
                 }
                 // SAFETY: `slot` is pinned and unregistered in `drop`.
                 // INVARIANT: registered on success.
@@ -420,353 +420,18 @@ unsafe impl<T: Stacked> rtnl::LinkOps for Kind<T> {
 
     fn fill(ops: &mut ext::rtnl_link_ops) {
         ops.priv_size = core::mem::size_of::<Priv<T>>();
-        ops.setup = Some(setup_cb::<T>);
-        ops.newlink = Some(newlink_cb::<T>);
-        ops.dellink = Some(dellink_cb::<T>);
+        ops.setup = Some(Adapter::<T>::setup_cb);
+        ops.newlink = Some(Adapter::<T>::newlink_cb);
+        ops.dellink = Some(Adapter::<T>::dellink_cb);
         const { assert!(T::LINK_ATTRS as u32 <= ext::ZCNET_LINK_ATTRS_MAX) };
         if T::LINK_ATTRS > 0 {
             ops.maxtype = u32::from(T::LINK_ATTRS);
             // SAFETY: The policy is a static table of the helpers.
             ops.policy = unsafe { ext::zcnet_helper_link_policy() };
-            ops.changelink = Some(changelink_cb::<T>);
-            ops.get_size = Some(get_size_cb::<T>);
-            ops.fill_info = Some(fill_info_cb::<T>);
+            ops.changelink = Some(Adapter::<T>::changelink_cb);
+            ops.get_size = Some(Adapter::<T>::get_size_cb);
+            ops.fill_info = Some(Adapter::<T>::fill_info_cb);
         }
-    }
-}
-
-unsafe extern "C" fn setup_cb<T: Stacked>(dev: *mut bindings::net_device) {
-    // SAFETY: rtnetlink calls setup on a freshly allocated device; the tables
-    // are 'static.
-    unsafe {
-        ext::zcnet_helper_stacked_setup(
-            dev,
-            &Tables::<T>::NETDEV_OPS,
-            &Tables::<T>::ETHTOOL_OPS,
-            Some(destructor_cb::<T>),
-        )
-    }
-}
-
-unsafe extern "C" fn destructor_cb<T: Stacked>(dev: *mut bindings::net_device) {
-    // SAFETY: The device is of kind `T`; nothing uses its state any more
-    // (called after unregistration, or when registration failed).
-    let p = unsafe { ext::zcnet_helper_netdev_priv(dev).cast::<Priv<T>>() };
-    // SAFETY: By the `Priv` invariant the timer (if still there) is ours, and
-    // `state` came from `KBox::into_raw` of a pinned box; it is dropped in
-    // place, never moved. Nothing else refers to the private area any more.
-    unsafe {
-        ext::zcnet_helper_timer_free((*p).timer);
-        (*p).timer = core::ptr::null_mut();
-        if !(*p).state.is_null() {
-            drop(Pin::new_unchecked(KBox::from_raw((*p).state)));
-            (*p).state = core::ptr::null_mut();
-        }
-    }
-}
-
-unsafe extern "C" fn newlink_cb<T: Stacked>(
-    dev: *mut bindings::net_device,
-    params: *mut ext::rtnl_newlink_params,
-    extack: *mut bindings::netlink_ext_ack,
-) -> ffi::c_int {
-    // SAFETY: rtnetlink passes a valid ext_ack (or null).
-    let mut extack = unsafe { ExtAck::from_raw(extack) };
-    from_result(|| {
-        // SAFETY: `params` is valid for the call (RTNL held).
-        let (ifindex, net, mtu, attrs) = unsafe {
-            (
-                ext::zcnet_helper_newlink_link(params),
-                ext::zcnet_helper_newlink_link_net(params),
-                ext::zcnet_helper_newlink_mtu(params),
-                LinkAttrs::from_raw(ext::zcnet_helper_newlink_data(params), T::LINK_ATTRS),
-            )
-        };
-        if ifindex == 0 {
-            extack.set_msg(c"a lower device is needed: ip link add NAME link DEV type KIND");
-            return Err(EINVAL);
-        }
-        // SAFETY: RTNL is held, so the lookup's result stays valid.
-        let lower = unsafe { ext::__dev_get_by_index(net, ifindex as i32) };
-        if lower.is_null() {
-            return Err(ENODEV);
-        }
-        // SAFETY: `lower` is a valid device (RTNL held).
-        let lower_dev = unsafe { NetDevice::from_raw(lower) };
-        if !lower_dev.is_ethernet() {
-            extack.set_msg(c"the lower device must be an Ethernet device");
-            return Err(EINVAL);
-        }
-        // SAFETY: RTNL is held.
-        if unsafe { ext::zcnet_helper_rx_handler_busy(lower) } {
-            extack.set_msg(
-                c"the lower device is already in use (another stacked device or a bridge)",
-            );
-            return Err(EBUSY);
-        }
-        let state = KBox::pin_init(T::new(lower_dev), GFP_KERNEL)?;
-        if !attrs.is_empty() {
-            state.set_link_attrs(&attrs, &mut extack)?;
-        }
-        // SAFETY: The callback gets `dev`, which outlives the timer (dellink
-        // or priv_destructor shut it down first).
-        let timer = unsafe { ext::zcnet_helper_timer_new(Some(timer_cb::<T>), dev.cast()) };
-        if timer.is_null() {
-            return Err(ENOMEM);
-        }
-        // SAFETY: `dev` is of kind `T`, not yet registered, so nothing else
-        // reads its private area. INVARIANT: `state` comes from `into_raw` of a
-        // pinned box that is never moved out; `timer` is ours.
-        unsafe {
-            let p = ext::zcnet_helper_netdev_priv(dev).cast::<Priv<T>>();
-            (*p).lower = lower;
-            (*p).state = KBox::into_raw(Pin::into_inner_unchecked(state));
-            (*p).timer = timer;
-            ext::zcnet_helper_copy_hw_addr(dev, lower);
-            ext::zcnet_helper_dev_set_mtu(
-                dev,
-                if mtu != 0 {
-                    mtu
-                } else {
-                    T::default_mtu(lower_dev)
-                },
-            );
-        }
-        // SAFETY: The device is set up; on failure register_netdevice calls
-        // priv_destructor, which frees `state`.
-        kernel::error::to_result(unsafe { ext::register_netdevice(dev) })?;
-        // SAFETY: Both devices are registered and RTNL is held; `dev` outlives
-        // the handler registration (dellink unregisters it first).
-        let r =
-            unsafe { ext::netdev_rx_handler_register(lower, Some(rx_handler_cb::<T>), dev.cast()) };
-        if r != 0 {
-            // SAFETY: `dev` was registered above and nothing else refers to it.
-            unsafe { ext::unregister_netdevice_queue(dev, core::ptr::null_mut()) };
-            return Err(Error::from_errno(r));
-        }
-        // SAFETY: As above.
-        let r = unsafe { ext::netdev_upper_dev_link(lower, dev, extack.as_raw()) };
-        if r != 0 {
-            // SAFETY: Undo the two steps above, in reverse.
-            unsafe {
-                ext::netdev_rx_handler_unregister(lower);
-                ext::unregister_netdevice_queue(dev, core::ptr::null_mut());
-            }
-            return Err(Error::from_errno(r));
-        }
-        // SAFETY: Both devices are valid; RTNL held.
-        unsafe { ext::netif_stacked_transfer_operstate(lower, dev) };
-        Ok(0)
-    })
-}
-
-unsafe extern "C" fn changelink_cb<T: Stacked>(
-    dev: *mut bindings::net_device,
-    _tb: *mut *mut bindings::nlattr,
-    data: *mut *mut bindings::nlattr,
-    extack: *mut bindings::netlink_ext_ack,
-) -> ffi::c_int {
-    // SAFETY: rtnetlink calls this for a registered device of kind `T` (RTNL
-    // held) with `data` parsed by the kind's policy and a valid ext_ack.
-    let (state, attrs, mut extack) = unsafe {
-        (
-            state_of::<T>(dev),
-            LinkAttrs::from_raw(data, T::LINK_ATTRS),
-            ExtAck::from_raw(extack),
-        )
-    };
-    from_result(|| {
-        state.set_link_attrs(&attrs, &mut extack)?;
-        Ok(0)
-    })
-}
-
-unsafe extern "C" fn get_size_cb<T: Stacked>(_dev: *const bindings::net_device) -> usize {
-    // SAFETY: A pure size computation.
-    unsafe { ext::zcnet_helper_link_attrs_size(u32::from(T::LINK_ATTRS)) }
-}
-
-unsafe extern "C" fn fill_info_cb<T: Stacked>(
-    skb: *mut bindings::sk_buff,
-    dev: *const bindings::net_device,
-) -> ffi::c_int {
-    // SAFETY: rtnetlink calls this for a registered device of kind `T` (RTNL
-    // or RCU held), whose state lives until after unregistration.
-    let state = unsafe { state_of::<T>(dev.cast_mut()) };
-    for ty in 1..=T::LINK_ATTRS {
-        // SAFETY: `skb` is the message being built; get_size reserved room.
-        let r = unsafe { ext::zcnet_helper_put_link_attr(skb, u32::from(ty), state.link_attr(ty)) };
-        if r != 0 {
-            return r;
-        }
-    }
-    0
-}
-
-unsafe extern "C" fn dellink_cb<T: Stacked>(
-    dev: *mut bindings::net_device,
-    head: *mut bindings::list_head,
-) {
-    // SAFETY: `dev` is a registered device of kind `T`; RTNL is held.
-    let p = unsafe { ext::zcnet_helper_netdev_priv(dev).cast::<Priv<T>>() };
-    // SAFETY: `lower` is valid while `dev` is registered (see `Priv`). The
-    // device is marked dying first, so transmit (which may run until
-    // unregistration completes) starts nothing new. The rx handler goes
-    // next (unregistering waits for running handlers), then the timer is
-    // shut down (waiting for a running callback; arming it later is a no-op,
-    // and it is freed only by the destructor, once transmit cannot run).
-    // `teardown` may then drop what rx and the timer held, with bottom
-    // halves off as its locks require.
-    unsafe {
-        let lower = (*p).lower;
-        (*p).dying.store(true, Release);
-        ext::netdev_rx_handler_unregister(lower);
-        ext::zcnet_helper_timer_shutdown((*p).timer);
-        ext::zcnet_helper_bh_disable();
-        (*(*p).state).teardown(NetDevice::from_raw(lower));
-        ext::zcnet_helper_bh_enable();
-        ext::netdev_upper_dev_unlink(lower, dev);
-        ext::unregister_netdevice_queue(dev, head);
-    }
-}
-
-unsafe extern "C" fn notifier_cb<T: Stacked>(
-    _nb: *mut bindings::notifier_block,
-    event: ffi::c_ulong,
-    ptr: *mut ffi::c_void,
-) -> ffi::c_int {
-    // SAFETY: Netdevice notifiers get a `netdev_notifier_info`; RTNL is held.
-    let lower = unsafe { ext::zcnet_helper_notifier_dev(ptr) };
-    // SAFETY: RTNL is held; the handler address identifies devices of kind `T`.
-    let upper = unsafe {
-        ext::zcnet_helper_rx_handler_data_if(lower, rx_handler_cb::<T> as *mut ffi::c_void)
-    }
-    .cast::<bindings::net_device>();
-    if upper.is_null() {
-        return ext::NOTIFY_DONE as ffi::c_int;
-    }
-    let event = event as u32;
-    // SAFETY: `upper` is a registered device of kind `T` stacked on `lower`.
-    unsafe {
-        if event == ext::netdev_cmd_NETDEV_UNREGISTER {
-            // The lower device is going: the stacked one goes first.
-            dellink_cb::<T>(upper, core::ptr::null_mut());
-        } else if event == ext::netdev_cmd_NETDEV_UP
-            || event == ext::netdev_cmd_NETDEV_DOWN
-            || event == ext::netdev_cmd_NETDEV_CHANGE
-        {
-            ext::netif_stacked_transfer_operstate(lower, upper);
-        } else if event == ext::netdev_cmd_NETDEV_CHANGEADDR {
-            ext::zcnet_helper_copy_hw_addr(upper, lower);
-        }
-    }
-    ext::NOTIFY_DONE as ffi::c_int
-}
-
-unsafe extern "C" fn rx_handler_cb<T: Stacked>(
-    pskb: *mut *mut bindings::sk_buff,
-) -> ext::rx_handler_result {
-    // SAFETY: The core hands the handler a valid skb pointer to update.
-    let raw = unsafe { *pskb };
-    // SAFETY: `raw` is valid.
-    if unsafe { ext::zcnet_helper_skb_is_loopback(raw) } {
-        return ext::rx_handler_result_RX_HANDLER_PASS;
-    }
-    // SAFETY: `raw` is valid here (it may not be after `skb_share_check`,
-    // which can free it). `(*raw).dev` is the lower device, whose rx_handler_data is the
-    // stacked device (set in newlink; RCU is held in the rx handler, and
-    // dellink unregisters the handler before the device goes).
-    let (upper, p) = unsafe {
-        let lower = ext::zcnet_helper_skb_dev(raw);
-        let upper = ext::zcnet_helper_rx_handler_data(lower).cast::<bindings::net_device>();
-        (upper, priv_of::<T>(upper))
-    };
-    // SAFETY: `raw` is valid; the helper returns an skb we own, or null when
-    // it freed the shared one.
-    let Some(skb) = (unsafe { SkBuff::from_raw(ext::zcnet_helper_skb_share_check(raw)) }) else {
-        // SAFETY: The core reads `*pskb` only on PASS/ANOTHER/EXACT.
-        unsafe { *pskb = core::ptr::null_mut() };
-        return ext::rx_handler_result_RX_HANDLER_CONSUMED;
-    };
-    // SAFETY: See above: `upper` is valid for the duration of the handler.
-    let dev = unsafe { NetDevice::from_raw(upper) };
-    if !dev.is_up() {
-        p.stats.rx_dropped.add(1, Relaxed);
-        drop(skb);
-        return ext::rx_handler_result_RX_HANDLER_CONSUMED;
-    }
-    // SAFETY: `state` is set before the handler is registered and freed only
-    // after the device is unregistered.
-    let state = unsafe { &*p.state };
-    let ctx = p.ctx(upper);
-    match state.rx(skb, dev, &ctx) {
-        Rx::Pass(mut skb) => {
-            p.stats.rx_packets.add(1, Relaxed);
-            p.stats.rx_bytes.add(u64::from(skb.len()), Relaxed);
-            skb.set_dev(dev);
-            // SAFETY: The core continues with `*pskb` on ANOTHER.
-            unsafe { *pskb = skb.into_raw() };
-            ext::rx_handler_result_RX_HANDLER_ANOTHER
-        }
-        Rx::Consumed => ext::rx_handler_result_RX_HANDLER_CONSUMED,
-    }
-}
-
-unsafe extern "C" fn timer_cb<T: Stacked>(data: *mut ffi::c_void) {
-    let dev = data.cast::<bindings::net_device>();
-    // SAFETY: The timer's data is its device, which outlives the timer; the
-    // state is set before the timer can be armed (by the rx path).
-    unsafe {
-        let p = priv_of::<T>(dev);
-        let ctx = p.ctx(dev);
-        (*p.state).on_timer(NetDevice::from_raw(dev), &ctx);
-    }
-}
-
-unsafe extern "C" fn xmit_cb<T: Stacked>(
-    skb: *mut bindings::sk_buff,
-    dev: *mut bindings::net_device,
-) -> ext::netdev_tx_t {
-    // SAFETY: The core hands over a valid skb for a registered device of kind
-    // `T`, whose `lower` and `state` are valid while it is registered.
-    let (p, lower, skb) = unsafe {
-        let p = priv_of::<T>(dev);
-        (p, NetDevice::from_raw(p.lower), SkBuff::from_raw(skb))
-    };
-    let Some(skb) = skb else {
-        return ext::netdev_tx_NETDEV_TX_OK;
-    };
-    // SAFETY: See above.
-    let state = unsafe { &*p.state };
-    let ctx = p.ctx(dev);
-    let r = state.xmit(skb, lower, &ctx);
-    if r.dropped {
-        p.stats.tx_dropped.add(1, Relaxed);
-    } else {
-        p.stats.tx_packets.add(r.frames, Relaxed);
-        p.stats.tx_bytes.add(r.bytes, Relaxed);
-    }
-    ext::netdev_tx_NETDEV_TX_OK
-}
-
-unsafe extern "C" fn iflink_cb<T: Stacked>(dev: *const bindings::net_device) -> ffi::c_int {
-    // SAFETY: `dev` is a registered device of kind `T`, so `lower` is valid.
-    unsafe { NetDevice::from_raw(priv_of::<T>(dev.cast_mut()).lower).ifindex() }
-}
-
-unsafe extern "C" fn stats64_cb<T: Stacked>(
-    dev: *mut bindings::net_device,
-    s: *mut ext::rtnl_link_stats64,
-) {
-    // SAFETY: `dev` is of kind `T`; `s` is valid for writes.
-    unsafe {
-        let st = &priv_of::<T>(dev).stats;
-        (*s).rx_packets = st.rx_packets.load(Relaxed);
-        (*s).rx_bytes = st.rx_bytes.load(Relaxed);
-        (*s).rx_dropped = st.rx_dropped.load(Relaxed);
-        (*s).tx_packets = st.tx_packets.load(Relaxed);
-        (*s).tx_bytes = st.tx_bytes.load(Relaxed);
-        (*s).tx_dropped = st.tx_dropped.load(Relaxed);
     }
 }
 
@@ -780,61 +445,6 @@ fn copy_cstr(dst: &mut [ffi::c_char], src: &CStr) {
     }
 }
 
-unsafe extern "C" fn drvinfo_cb<T: Stacked>(
-    _dev: *mut bindings::net_device,
-    info: *mut bindings::ethtool_drvinfo,
-) {
-    // SAFETY: `info` is valid for writes for the call.
-    let info = unsafe { &mut *info };
-    copy_cstr(&mut info.driver, T::DRIVER);
-    copy_cstr(&mut info.version, T::VERSION);
-}
-
-unsafe extern "C" fn sset_count_cb<T: Stacked>(
-    _dev: *mut bindings::net_device,
-    sset: ffi::c_int,
-) -> ffi::c_int {
-    if sset as u32 == bindings::ethtool_stringset_ETH_SS_STATS {
-        T::STATS.len() as ffi::c_int
-    } else {
-        -(bindings::EOPNOTSUPP as ffi::c_int)
-    }
-}
-
-unsafe extern "C" fn strings_cb<T: Stacked>(
-    _dev: *mut bindings::net_device,
-    sset: u32,
-    data: *mut u8,
-) {
-    if sset != bindings::ethtool_stringset_ETH_SS_STATS {
-        return;
-    }
-    const LEN: usize = bindings::ETH_GSTRING_LEN as usize;
-    // SAFETY: ethtool gives a buffer of `get_sset_count * ETH_GSTRING_LEN` bytes.
-    let buf = unsafe { core::slice::from_raw_parts_mut(data, T::STATS.len() * LEN) };
-    for (chunk, name) in buf.chunks_exact_mut(LEN).zip(T::STATS) {
-        chunk.fill(0);
-        let n = name.len().min(LEN - 1);
-        chunk[..n].copy_from_slice(&name.as_bytes()[..n]);
-    }
-}
-
-unsafe extern "C" fn ethtool_stats_cb<T: Stacked>(
-    dev: *mut bindings::net_device,
-    _stats: *mut bindings::ethtool_stats,
-    data: *mut u64,
-) {
-    // SAFETY: ethtool gives `get_sset_count` u64s; `dev` is of kind `T`.
-    let (out, p) = unsafe {
-        (
-            core::slice::from_raw_parts_mut(data, T::STATS.len()),
-            priv_of::<T>(dev),
-        )
-    };
-    // SAFETY: `state` is valid while the device is registered.
-    unsafe { (*p.state).stats(out) };
-}
-
 /// The state of a registered device of kind `T`, for the callbacks below.
 ///
 /// # Safety
@@ -846,91 +456,604 @@ unsafe fn state_of<'a, T: Stacked>(dev: *mut bindings::net_device) -> &'a T {
     unsafe { &*priv_of::<T>(dev).state }
 }
 
-unsafe extern "C" fn get_coalesce_cb<T: Stacked>(
-    dev: *mut bindings::net_device,
-    ec: *mut bindings::ethtool_coalesce,
-    _kec: *mut bindings::kernel_ethtool_coalesce,
-    _extack: *mut bindings::netlink_ext_ack,
-) -> ffi::c_int {
-    // SAFETY: ethtool calls this for a registered device with a valid `ec`.
-    let (state, ec) = unsafe { (state_of::<T>(dev), &mut *ec) };
-    ec.rx_coalesce_usecs = state.rx_usecs();
-    0
-}
+/// The C callbacks of a stacked kind `T`, each a thin `unsafe extern "C"`
+/// shim around [`Stacked`] (the model is `phy::Adapter`).
+struct Adapter<T>(PhantomData<T>);
 
-unsafe extern "C" fn set_coalesce_cb<T: Stacked>(
-    dev: *mut bindings::net_device,
-    ec: *mut bindings::ethtool_coalesce,
-    _kec: *mut bindings::kernel_ethtool_coalesce,
-    _extack: *mut bindings::netlink_ext_ack,
-) -> ffi::c_int {
-    // SAFETY: As in `get_coalesce_cb`.
-    let (state, ec) = unsafe { (state_of::<T>(dev), &*ec) };
-    match state.set_rx_usecs(ec.rx_coalesce_usecs) {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
+impl<T: Stacked> Adapter<T> {
+    /// `rtnl_link_ops.setup`: Ethernet defaults, the operation tables and the destructor.
+    ///
+    /// # Safety
+    ///
+    /// rtnetlink calls it on a freshly allocated device of kind `T`.
+    unsafe extern "C" fn setup_cb(dev: *mut bindings::net_device) {
+        // SAFETY: rtnetlink calls setup on a freshly allocated device; the tables
+        // are 'static.
+        unsafe {
+            ext::zcnet_helper_stacked_setup(
+                dev,
+                &Tables::<T>::NETDEV_OPS,
+                &Tables::<T>::ETHTOOL_OPS,
+                Some(Self::destructor_cb),
+            )
+        }
     }
-}
 
-unsafe extern "C" fn siocdevprivate_cb<T: Stacked>(
-    dev: *mut bindings::net_device,
-    _ifr: *mut bindings::ifreq,
-    data: *mut ffi::c_void,
-    cmd: ffi::c_int,
-) -> ffi::c_int {
-    // SAFETY: The ioctl core calls this for a registered device, RTNL held,
-    // so `lower` stays valid for the call.
-    let (state, p, d) = unsafe {
-        (
-            state_of::<T>(dev),
-            priv_of::<T>(dev),
-            NetDevice::from_raw(dev),
-        )
-    };
-    let ctx = p.ctx(dev);
-    // SIOCDEVPRIVATE (include/uapi/linux/sockios.h).
-    let sub = (cmd as u32).wrapping_sub(0x89f0);
-    match state.private_ioctl(d, &ctx, sub, UserPtr::from_ptr(data)) {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
+    /// `priv_destructor`: frees the timer and drops the driver's state.
+    ///
+    /// # Safety
+    ///
+    /// The core calls it once per device of kind `T`, after unregistration (or a failed
+    /// registration), when nothing else uses the private area.
+    unsafe extern "C" fn destructor_cb(dev: *mut bindings::net_device) {
+        // SAFETY: The device is of kind `T`; nothing uses its state any more
+        // (called after unregistration, or when registration failed).
+        let p = unsafe { ext::zcnet_helper_netdev_priv(dev).cast::<Priv<T>>() };
+        // SAFETY: By the `Priv` invariant the timer (if still there) is ours, and
+        // `state` came from `KBox::into_raw` of a pinned box; it is dropped in
+        // place, never moved. Nothing else refers to the private area any more.
+        unsafe {
+            ext::zcnet_helper_timer_free((*p).timer);
+            (*p).timer = core::ptr::null_mut();
+            if !(*p).state.is_null() {
+                drop(Pin::new_unchecked(KBox::from_raw((*p).state)));
+                (*p).state = core::ptr::null_mut();
+            }
+        }
     }
-}
 
-unsafe extern "C" fn sysfs_show_cb<T: Stacked>(
-    dev: *mut bindings::net_device,
-    idx: ffi::c_uint,
-    buf: *mut ffi::c_char,
-) -> isize {
-    // SAFETY: sysfs calls this for a registered device of kind `T` (the group
-    // goes before the device is freed) with a PAGE_SIZE buffer.
-    let (state, out) = unsafe {
-        (
-            state_of::<T>(dev),
-            core::slice::from_raw_parts_mut(buf.cast::<u8>(), kernel::page::PAGE_SIZE),
-        )
-    };
-    let mut tb = TextBuf::new(out);
-    match state.sysfs_show(idx as usize, &mut tb) {
-        Ok(()) => tb.len() as isize,
-        Err(e) => e.to_errno() as isize,
+    /// `rtnl_link_ops.newlink`: `ip link add NAME link LOWER type KIND`.
+    ///
+    /// # Safety
+    ///
+    /// rtnetlink calls it with RTNL held, for a device of kind `T` not yet registered, with
+    /// valid `params` and a valid (or null) `extack`.
+    unsafe extern "C" fn newlink_cb(
+        dev: *mut bindings::net_device,
+        params: *mut ext::rtnl_newlink_params,
+        extack: *mut bindings::netlink_ext_ack,
+    ) -> ffi::c_int {
+        // SAFETY: rtnetlink passes a valid ext_ack (or null).
+        let mut extack = unsafe { ExtAck::from_raw(extack) };
+        from_result(|| {
+            // SAFETY: `params` is valid for the call (RTNL held).
+            let (ifindex, net, mtu, attrs) = unsafe {
+                (
+                    ext::zcnet_helper_newlink_link(params),
+                    ext::zcnet_helper_newlink_link_net(params),
+                    ext::zcnet_helper_newlink_mtu(params),
+                    LinkAttrs::from_raw(ext::zcnet_helper_newlink_data(params), T::LINK_ATTRS),
+                )
+            };
+            if ifindex == 0 {
+                extack.set_msg(c"a lower device is needed: ip link add NAME link DEV type KIND");
+                return Err(EINVAL);
+            }
+            // SAFETY: RTNL is held, so the lookup's result stays valid.
+            let lower = unsafe { ext::__dev_get_by_index(net, ifindex as i32) };
+            if lower.is_null() {
+                return Err(ENODEV);
+            }
+            // SAFETY: `lower` is a valid device (RTNL held).
+            let lower_dev = unsafe { NetDevice::from_raw(lower) };
+            if !lower_dev.is_ethernet() {
+                extack.set_msg(c"the lower device must be an Ethernet device");
+                return Err(EINVAL);
+            }
+            // SAFETY: RTNL is held.
+            if unsafe { ext::zcnet_helper_rx_handler_busy(lower) } {
+                extack.set_msg(
+                    c"the lower device is already in use (another stacked device or a bridge)",
+                );
+                return Err(EBUSY);
+            }
+            let state = KBox::pin_init(T::new(lower_dev), GFP_KERNEL)?;
+            if !attrs.is_empty() {
+                state.set_link_attrs(&attrs, &mut extack)?;
+            }
+            // SAFETY: The callback gets `dev`, which outlives the timer (dellink
+            // or priv_destructor shut it down first).
+            let timer = unsafe { ext::zcnet_helper_timer_new(Some(Self::timer_cb), dev.cast()) };
+            if timer.is_null() {
+                return Err(ENOMEM);
+            }
+            // SAFETY: `dev` is of kind `T`, not yet registered, so nothing else
+            // reads its private area. INVARIANT: `state` comes from `into_raw` of a
+            // pinned box that is never moved out; `timer` is ours.
+            unsafe {
+                let p = ext::zcnet_helper_netdev_priv(dev).cast::<Priv<T>>();
+                (*p).lower = lower;
+                (*p).state = KBox::into_raw(Pin::into_inner_unchecked(state));
+                (*p).timer = timer;
+                ext::zcnet_helper_copy_hw_addr(dev, lower);
+                ext::zcnet_helper_dev_set_mtu(
+                    dev,
+                    if mtu != 0 {
+                        mtu
+                    } else {
+                        T::default_mtu(lower_dev)
+                    },
+                );
+            }
+            // SAFETY: The device is set up; on failure register_netdevice calls
+            // priv_destructor, which frees `state`.
+            kernel::error::to_result(unsafe { ext::register_netdevice(dev) })?;
+            // SAFETY: Both devices are registered and RTNL is held; `dev` outlives
+            // the handler registration (dellink unregisters it first).
+            let r = unsafe {
+                ext::netdev_rx_handler_register(lower, Some(Self::rx_handler_cb), dev.cast())
+            };
+            if r != 0 {
+                // SAFETY: `dev` was registered above and nothing else refers to it.
+                unsafe { ext::unregister_netdevice_queue(dev, core::ptr::null_mut()) };
+                return Err(Error::from_errno(r));
+            }
+            // SAFETY: As above.
+            let r = unsafe { ext::netdev_upper_dev_link(lower, dev, extack.as_raw()) };
+            if r != 0 {
+                // SAFETY: Undo the two steps above, in reverse.
+                unsafe {
+                    ext::netdev_rx_handler_unregister(lower);
+                    ext::unregister_netdevice_queue(dev, core::ptr::null_mut());
+                }
+                return Err(Error::from_errno(r));
+            }
+            // SAFETY: Both devices are valid; RTNL held.
+            unsafe { ext::netif_stacked_transfer_operstate(lower, dev) };
+            Ok(0)
+        })
     }
-}
 
-unsafe extern "C" fn sysfs_store_cb<T: Stacked>(
-    dev: *mut bindings::net_device,
-    idx: ffi::c_uint,
-    buf: *const ffi::c_char,
-    len: usize,
-) -> isize {
-    // SAFETY: As in `sysfs_show_cb`; `buf` holds `len` bytes.
-    let (state, input) = unsafe {
-        (
-            state_of::<T>(dev),
-            core::slice::from_raw_parts(buf.cast::<u8>(), len),
-        )
-    };
-    match state.sysfs_store(idx as usize, input) {
-        Ok(()) => len as isize,
-        Err(e) => e.to_errno() as isize,
+    /// `rtnl_link_ops.changelink`: `ip link set ... type KIND`.
+    ///
+    /// # Safety
+    ///
+    /// rtnetlink calls it with RTNL held for a registered device of kind `T`, `data` parsed
+    /// with the kind's policy, `extack` valid.
+    unsafe extern "C" fn changelink_cb(
+        dev: *mut bindings::net_device,
+        _tb: *mut *mut bindings::nlattr,
+        data: *mut *mut bindings::nlattr,
+        extack: *mut bindings::netlink_ext_ack,
+    ) -> ffi::c_int {
+        // SAFETY: rtnetlink calls this for a registered device of kind `T` (RTNL
+        // held) with `data` parsed by the kind's policy and a valid ext_ack.
+        let (state, attrs, mut extack) = unsafe {
+            (
+                state_of::<T>(dev),
+                LinkAttrs::from_raw(data, T::LINK_ATTRS),
+                ExtAck::from_raw(extack),
+            )
+        };
+        from_result(|| {
+            state.set_link_attrs(&attrs, &mut extack)?;
+            Ok(0)
+        })
+    }
+
+    /// `rtnl_link_ops.get_size`: room for the link attributes.
+    ///
+    /// # Safety
+    ///
+    /// None beyond the C contract: it reads nothing.
+    unsafe extern "C" fn get_size_cb(_dev: *const bindings::net_device) -> usize {
+        // SAFETY: A pure size computation.
+        unsafe { ext::zcnet_helper_link_attrs_size(u32::from(T::LINK_ATTRS)) }
+    }
+
+    /// `rtnl_link_ops.fill_info`: the link attributes for `ip -d link`.
+    ///
+    /// # Safety
+    ///
+    /// rtnetlink calls it for a registered device of kind `T` with the message being built.
+    unsafe extern "C" fn fill_info_cb(
+        skb: *mut bindings::sk_buff,
+        dev: *const bindings::net_device,
+    ) -> ffi::c_int {
+        // SAFETY: rtnetlink calls this for a registered device of kind `T` (RTNL
+        // or RCU held), whose state lives until after unregistration.
+        let state = unsafe { state_of::<T>(dev.cast_mut()) };
+        for ty in 1..=T::LINK_ATTRS {
+            // SAFETY: `skb` is the message being built; get_size reserved room.
+            let r =
+                unsafe { ext::zcnet_helper_put_link_attr(skb, u32::from(ty), state.link_attr(ty)) };
+            if r != 0 {
+                return r;
+            }
+        }
+        0
+    }
+
+    /// `rtnl_link_ops.dellink`, and the lower device's unregistration: tears the device
+    /// down and queues it for unregistration (see "Lifetime" in Documentation/rust-
+    /// layer.rst).
+    ///
+    /// # Safety
+    ///
+    /// `dev` is a registered device of kind `T`; RTNL is held; `head` is rtnetlink's kill
+    /// list or null.
+    unsafe extern "C" fn dellink_cb(
+        dev: *mut bindings::net_device,
+        head: *mut bindings::list_head,
+    ) {
+        // SAFETY: `dev` is a registered device of kind `T`; RTNL is held.
+        let p = unsafe { ext::zcnet_helper_netdev_priv(dev).cast::<Priv<T>>() };
+        // SAFETY: `lower` is valid while `dev` is registered (see `Priv`). The
+        // device is marked dying first, so transmit (which may run until
+        // unregistration completes) starts nothing new. The rx handler goes
+        // next (unregistering waits for running handlers), then the timer is
+        // shut down (waiting for a running callback; arming it later is a no-op,
+        // and it is freed only by the destructor, once transmit cannot run).
+        // `teardown` may then drop what rx and the timer held, with bottom
+        // halves off as its locks require.
+        unsafe {
+            let lower = (*p).lower;
+            (*p).dying.store(true, Release);
+            ext::netdev_rx_handler_unregister(lower);
+            ext::zcnet_helper_timer_shutdown((*p).timer);
+            ext::zcnet_helper_bh_disable();
+            (*(*p).state).teardown(NetDevice::from_raw(lower));
+            ext::zcnet_helper_bh_enable();
+            ext::netdev_upper_dev_unlink(lower, dev);
+            ext::unregister_netdevice_queue(dev, head);
+        }
+    }
+
+    /// The netdevice notifier: the stacked device follows its lower device.
+    ///
+    /// # Safety
+    ///
+    /// The notifier chain calls it with RTNL held and a `netdev_notifier_info` in `ptr`.
+    unsafe extern "C" fn notifier_cb(
+        _nb: *mut bindings::notifier_block,
+        event: ffi::c_ulong,
+        ptr: *mut ffi::c_void,
+    ) -> ffi::c_int {
+        // SAFETY: Netdevice notifiers get a `netdev_notifier_info`; RTNL is held.
+        let lower = unsafe { ext::zcnet_helper_notifier_dev(ptr) };
+        // SAFETY: RTNL is held; the handler address identifies devices of kind `T`.
+        let upper = unsafe {
+            ext::zcnet_helper_rx_handler_data_if(lower, Self::rx_handler_cb as *mut ffi::c_void)
+        }
+        .cast::<bindings::net_device>();
+        if upper.is_null() {
+            return ext::NOTIFY_DONE as ffi::c_int;
+        }
+        let event = event as u32;
+        // SAFETY: `upper` is a registered device of kind `T` stacked on `lower`.
+        unsafe {
+            if event == ext::netdev_cmd_NETDEV_UNREGISTER {
+                // The lower device is going: the stacked one goes first.
+                Self::dellink_cb(upper, core::ptr::null_mut());
+            } else if event == ext::netdev_cmd_NETDEV_UP
+                || event == ext::netdev_cmd_NETDEV_DOWN
+                || event == ext::netdev_cmd_NETDEV_CHANGE
+            {
+                ext::netif_stacked_transfer_operstate(lower, upper);
+            } else if event == ext::netdev_cmd_NETDEV_CHANGEADDR {
+                ext::zcnet_helper_copy_hw_addr(upper, lower);
+            }
+        }
+        ext::NOTIFY_DONE as ffi::c_int
+    }
+
+    /// The lower device's rx_handler: hands every frame to [`Stacked::rx`].
+    ///
+    /// # Safety
+    ///
+    /// The core calls it in softirq under RCU with a valid `*pskb` of the lower device,
+    /// whose handler data is a registered device of kind `T`.
+    unsafe extern "C" fn rx_handler_cb(
+        pskb: *mut *mut bindings::sk_buff,
+    ) -> ext::rx_handler_result {
+        // SAFETY: The core hands the handler a valid skb pointer to update.
+        let raw = unsafe { *pskb };
+        // SAFETY: `raw` is valid.
+        if unsafe { ext::zcnet_helper_skb_is_loopback(raw) } {
+            return ext::rx_handler_result_RX_HANDLER_PASS;
+        }
+        // SAFETY: `raw` is valid here (it may not be after `skb_share_check`,
+        // which can free it). `(*raw).dev` is the lower device, whose rx_handler_data is the
+        // stacked device (set in newlink; RCU is held in the rx handler, and
+        // dellink unregisters the handler before the device goes).
+        let (upper, p) = unsafe {
+            let lower = ext::zcnet_helper_skb_dev(raw);
+            let upper = ext::zcnet_helper_rx_handler_data(lower).cast::<bindings::net_device>();
+            (upper, priv_of::<T>(upper))
+        };
+        // SAFETY: `raw` is valid; the helper returns an skb we own, or null when
+        // it freed the shared one.
+        let Some(skb) = (unsafe { SkBuff::from_raw(ext::zcnet_helper_skb_share_check(raw)) })
+        else {
+            // SAFETY: The core reads `*pskb` only on PASS/ANOTHER/EXACT.
+            unsafe { *pskb = core::ptr::null_mut() };
+            return ext::rx_handler_result_RX_HANDLER_CONSUMED;
+        };
+        // SAFETY: See above: `upper` is valid for the duration of the handler.
+        let dev = unsafe { NetDevice::from_raw(upper) };
+        if !dev.is_up() {
+            p.stats.rx_dropped.add(1, Relaxed);
+            drop(skb);
+            return ext::rx_handler_result_RX_HANDLER_CONSUMED;
+        }
+        // SAFETY: `state` is set before the handler is registered and freed only
+        // after the device is unregistered.
+        let state = unsafe { &*p.state };
+        let ctx = p.ctx(upper);
+        match state.rx(skb, dev, &ctx) {
+            Rx::Pass(mut skb) => {
+                p.stats.rx_packets.add(1, Relaxed);
+                p.stats.rx_bytes.add(u64::from(skb.len()), Relaxed);
+                skb.set_dev(dev);
+                // SAFETY: The core continues with `*pskb` on ANOTHER.
+                unsafe { *pskb = skb.into_raw() };
+                ext::rx_handler_result_RX_HANDLER_ANOTHER
+            }
+            Rx::Consumed => ext::rx_handler_result_RX_HANDLER_CONSUMED,
+        }
+    }
+
+    /// The device timer: [`Stacked::on_timer`].
+    ///
+    /// # Safety
+    ///
+    /// The timer calls it in softirq with its device, which outlives the timer.
+    unsafe extern "C" fn timer_cb(data: *mut ffi::c_void) {
+        let dev = data.cast::<bindings::net_device>();
+        // SAFETY: The timer's data is its device, which outlives the timer; the
+        // state is set before the timer can be armed (by the rx path).
+        unsafe {
+            let p = priv_of::<T>(dev);
+            let ctx = p.ctx(dev);
+            (*p.state).on_timer(NetDevice::from_raw(dev), &ctx);
+        }
+    }
+
+    /// `ndo_start_xmit`: [`Stacked::xmit`].
+    ///
+    /// # Safety
+    ///
+    /// The core calls it with a valid skb it hands over, for a registered device of kind `T`.
+    unsafe extern "C" fn xmit_cb(
+        skb: *mut bindings::sk_buff,
+        dev: *mut bindings::net_device,
+    ) -> ext::netdev_tx_t {
+        // SAFETY: The core hands over a valid skb for a registered device of kind
+        // `T`, whose `lower` and `state` are valid while it is registered.
+        let (p, lower, skb) = unsafe {
+            let p = priv_of::<T>(dev);
+            (p, NetDevice::from_raw(p.lower), SkBuff::from_raw(skb))
+        };
+        let Some(skb) = skb else {
+            return ext::netdev_tx_NETDEV_TX_OK;
+        };
+        // SAFETY: See above.
+        let state = unsafe { &*p.state };
+        let ctx = p.ctx(dev);
+        let r = state.xmit(skb, lower, &ctx);
+        if r.dropped {
+            p.stats.tx_dropped.add(1, Relaxed);
+        } else {
+            p.stats.tx_packets.add(r.frames, Relaxed);
+            p.stats.tx_bytes.add(r.bytes, Relaxed);
+        }
+        ext::netdev_tx_NETDEV_TX_OK
+    }
+
+    /// `ndo_get_iflink`: the lower device's index.
+    ///
+    /// # Safety
+    ///
+    /// `dev` is a registered device of kind `T`.
+    unsafe extern "C" fn iflink_cb(dev: *const bindings::net_device) -> ffi::c_int {
+        // SAFETY: `dev` is a registered device of kind `T`, so `lower` is valid.
+        unsafe { NetDevice::from_raw(priv_of::<T>(dev.cast_mut()).lower).ifindex() }
+    }
+
+    /// `ndo_get_stats64`: the standard statistics.
+    ///
+    /// # Safety
+    ///
+    /// `dev` is a device of kind `T`; `s` is valid for writes.
+    unsafe extern "C" fn stats64_cb(
+        dev: *mut bindings::net_device,
+        s: *mut ext::rtnl_link_stats64,
+    ) {
+        // SAFETY: `dev` is of kind `T`; `s` is valid for writes.
+        unsafe {
+            let st = &priv_of::<T>(dev).stats;
+            (*s).rx_packets = st.rx_packets.load(Relaxed);
+            (*s).rx_bytes = st.rx_bytes.load(Relaxed);
+            (*s).rx_dropped = st.rx_dropped.load(Relaxed);
+            (*s).tx_packets = st.tx_packets.load(Relaxed);
+            (*s).tx_bytes = st.tx_bytes.load(Relaxed);
+            (*s).tx_dropped = st.tx_dropped.load(Relaxed);
+        }
+    }
+
+    /// `ethtool -i`.
+    ///
+    /// # Safety
+    ///
+    /// `info` is valid for writes.
+    unsafe extern "C" fn drvinfo_cb(
+        _dev: *mut bindings::net_device,
+        info: *mut bindings::ethtool_drvinfo,
+    ) {
+        // SAFETY: `info` is valid for writes for the call.
+        let info = unsafe { &mut *info };
+        copy_cstr(&mut info.driver, T::DRIVER);
+        copy_cstr(&mut info.version, T::VERSION);
+    }
+
+    /// `ethtool -S`: how many statistics.
+    ///
+    /// # Safety
+    ///
+    /// None beyond the C contract.
+    unsafe extern "C" fn sset_count_cb(
+        _dev: *mut bindings::net_device,
+        sset: ffi::c_int,
+    ) -> ffi::c_int {
+        if sset as u32 == bindings::ethtool_stringset_ETH_SS_STATS {
+            T::STATS.len() as ffi::c_int
+        } else {
+            -(bindings::EOPNOTSUPP as ffi::c_int)
+        }
+    }
+
+    /// `ethtool -S`: the statistics' names.
+    ///
+    /// # Safety
+    ///
+    /// `data` holds `get_sset_count * ETH_GSTRING_LEN` bytes.
+    unsafe extern "C" fn strings_cb(_dev: *mut bindings::net_device, sset: u32, data: *mut u8) {
+        if sset != bindings::ethtool_stringset_ETH_SS_STATS {
+            return;
+        }
+        const LEN: usize = bindings::ETH_GSTRING_LEN as usize;
+        // SAFETY: ethtool gives a buffer of `get_sset_count * ETH_GSTRING_LEN` bytes.
+        let buf = unsafe { core::slice::from_raw_parts_mut(data, T::STATS.len() * LEN) };
+        for (chunk, name) in buf.chunks_exact_mut(LEN).zip(T::STATS) {
+            chunk.fill(0);
+            let n = name.len().min(LEN - 1);
+            chunk[..n].copy_from_slice(&name.as_bytes()[..n]);
+        }
+    }
+
+    /// `ethtool -S`: the statistics' values.
+    ///
+    /// # Safety
+    ///
+    /// `data` holds `get_sset_count` u64s; `dev` is a registered device of kind `T`.
+    unsafe extern "C" fn ethtool_stats_cb(
+        dev: *mut bindings::net_device,
+        _stats: *mut bindings::ethtool_stats,
+        data: *mut u64,
+    ) {
+        // SAFETY: ethtool gives `get_sset_count` u64s; `dev` is of kind `T`.
+        let (out, p) = unsafe {
+            (
+                core::slice::from_raw_parts_mut(data, T::STATS.len()),
+                priv_of::<T>(dev),
+            )
+        };
+        // SAFETY: `state` is valid while the device is registered.
+        unsafe { (*p.state).stats(out) };
+    }
+
+    /// `ethtool -c`.
+    ///
+    /// # Safety
+    ///
+    /// ethtool calls it for a registered device of kind `T` with a valid `ec`.
+    unsafe extern "C" fn get_coalesce_cb(
+        dev: *mut bindings::net_device,
+        ec: *mut bindings::ethtool_coalesce,
+        _kec: *mut bindings::kernel_ethtool_coalesce,
+        _extack: *mut bindings::netlink_ext_ack,
+    ) -> ffi::c_int {
+        // SAFETY: ethtool calls this for a registered device with a valid `ec`.
+        let (state, ec) = unsafe { (state_of::<T>(dev), &mut *ec) };
+        ec.rx_coalesce_usecs = state.rx_usecs();
+        0
+    }
+
+    /// `ethtool -C`.
+    ///
+    /// # Safety
+    ///
+    /// ethtool calls it for a registered device of kind `T` with a valid `ec`, RTNL held.
+    unsafe extern "C" fn set_coalesce_cb(
+        dev: *mut bindings::net_device,
+        ec: *mut bindings::ethtool_coalesce,
+        _kec: *mut bindings::kernel_ethtool_coalesce,
+        _extack: *mut bindings::netlink_ext_ack,
+    ) -> ffi::c_int {
+        // SAFETY: As in `get_coalesce_cb`.
+        let (state, ec) = unsafe { (state_of::<T>(dev), &*ec) };
+        match state.set_rx_usecs(ec.rx_coalesce_usecs) {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// `ndo_siocdevprivate`: [`Stacked::private_ioctl`].
+    ///
+    /// # Safety
+    ///
+    /// The ioctl core calls it for a registered device of kind `T`, RTNL held, with the
+    /// user pointer of the request.
+    unsafe extern "C" fn siocdevprivate_cb(
+        dev: *mut bindings::net_device,
+        _ifr: *mut bindings::ifreq,
+        data: *mut ffi::c_void,
+        cmd: ffi::c_int,
+    ) -> ffi::c_int {
+        // SAFETY: The ioctl core calls this for a registered device, RTNL held,
+        // so `lower` stays valid for the call.
+        let (state, p, d) = unsafe {
+            (
+                state_of::<T>(dev),
+                priv_of::<T>(dev),
+                NetDevice::from_raw(dev),
+            )
+        };
+        let ctx = p.ctx(dev);
+        // SIOCDEVPRIVATE (include/uapi/linux/sockios.h).
+        let sub = (cmd as u32).wrapping_sub(0x89f0);
+        match state.private_ioctl(d, &ctx, sub, UserPtr::from_ptr(data)) {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// Reading a file of the kind's sysfs group.
+    ///
+    /// # Safety
+    ///
+    /// sysfs calls it for a registered device of kind `T` with a `PAGE_SIZE` buffer.
+    unsafe extern "C" fn sysfs_show_cb(
+        dev: *mut bindings::net_device,
+        idx: ffi::c_uint,
+        buf: *mut ffi::c_char,
+    ) -> isize {
+        // SAFETY: sysfs calls this for a registered device of kind `T` (the group
+        // goes before the device is freed) with a PAGE_SIZE buffer.
+        let (state, out) = unsafe {
+            (
+                state_of::<T>(dev),
+                core::slice::from_raw_parts_mut(buf.cast::<u8>(), kernel::page::PAGE_SIZE),
+            )
+        };
+        let mut tb = TextBuf::new(out);
+        match state.sysfs_show(idx as usize, &mut tb) {
+            Ok(()) => tb.len() as isize,
+            Err(e) => e.to_errno() as isize,
+        }
+    }
+
+    /// Writing a file of the kind's sysfs group.
+    ///
+    /// # Safety
+    ///
+    /// sysfs calls it for a registered device of kind `T` with `len` bytes at `buf`.
+    unsafe extern "C" fn sysfs_store_cb(
+        dev: *mut bindings::net_device,
+        idx: ffi::c_uint,
+        buf: *const ffi::c_char,
+        len: usize,
+    ) -> isize {
+        // SAFETY: As in `sysfs_show_cb`; `buf` holds `len` bytes.
+        let (state, input) = unsafe {
+            (
+                state_of::<T>(dev),
+                core::slice::from_raw_parts(buf.cast::<u8>(), len),
+            )
+        };
+        match state.sysfs_store(idx as usize, input) {
+            Ok(()) => len as isize,
+            Err(e) => e.to_errno() as isize,
+        }
     }
 }

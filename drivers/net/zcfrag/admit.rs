@@ -331,7 +331,7 @@ impl ZcFrag {
             let (a, b, c2, d) = ip(r.key.src);
             let (e, f, g2, h) = ip(r.key.dst);
             let slot = match r.state {
-                State::Granted { slot } => slot as i32,
+                State::Granted { slot } => i32::from(slot),
                 _ => -1,
             };
             let _ = writeln!(
