@@ -82,6 +82,9 @@ passed=$((passed + cp)); failed=$((failed + cf))
 echo "cargo test: $cp passed, $cf failed"
 [ $rc != 0 ] && [ "$cf" = 0 ] && fail "cargo test (exit $rc, see $OUT/cargo-test.log)"
 
+# A guest run's bound: the debug kernel (KASAN under TCG) is 3 to 5 times slower.
+GUEST_TIMEOUT=900
+[ "$ZCNET_FLAVOUR" = debug ] && GUEST_TIMEOUT=3000
 # guest SUITE TOPO [ARGS]: a KTAP suite in the guest; its results count one by
 # one, and the run itself (exit status, kernel log) counts as one more.
 guest() {
@@ -90,7 +93,7 @@ guest() {
   # SUITES="a b ..." runs only those suites (e.g. on the debug kernel).
   case " ${SUITES:-$suite} " in *" $suite "*) ;; *) return ;; esac
   s0=$(date +%s)
-  scripts/run-guest.sh --topo "$topo" --timeout 900 --log "$log" "tools/testing/zcnet/$suite.sh" "$@" 2>"$OUT/$name.runner"; rc=$?
+  scripts/run-guest.sh --topo "$topo" --timeout "$GUEST_TIMEOUT" --log "$log" "tools/testing/zcnet/$suite.sh" "$@" 2>"$OUT/$name.runner"; rc=$?
   local logs=("$log")
   [ "$topo" = twoguests ] && logs=("$log.a" "$log.b")
   for l in "${logs[@]}"; do
