@@ -11,7 +11,8 @@
 #
 # Each step's time is printed as it passes, and the slowest are listed at the
 # end. SUITES="zcfrag-unload zcfrag-badinput ..." runs only those guest
-# suites (and the host steps but the alt tree); with ZCNET_FLAVOUR=debug that
+# suites (and the host steps but the alt tree), TOPOS="veth ..." only those
+# topologies; with ZCNET_FLAVOUR=debug that
 # is the debug-kernel run of the teardown and bad-input suites:
 #   ZCNET_FLAVOUR=debug SUITES="zcfrag-unload zcfrag-badinput zcfrag-admission zcfrag-review" make check
 set -uo pipefail
@@ -92,6 +93,7 @@ guest() {
   local name="$suite-$topo" log="$OUT/$suite-$topo.log" rc s0
   # SUITES="a b ..." runs only those suites (e.g. on the debug kernel).
   case " ${SUITES:-$suite} " in *" $suite "*) ;; *) return ;; esac
+  case " ${TOPOS:-$topo} " in *" $topo "*) ;; *) return ;; esac
   s0=$(date +%s)
   scripts/run-guest.sh --topo "$topo" --timeout "$GUEST_TIMEOUT" --log "$log" "tools/testing/zcnet/$suite.sh" "$@" 2>"$OUT/$name.runner"; rc=$?
   local logs=("$log")
