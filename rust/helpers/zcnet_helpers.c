@@ -434,6 +434,13 @@ u64 zcnet_helper_now_ns(void)
 	return ktime_get_ns();
 }
 
+#include <linux/random.h>
+
+u32 zcnet_helper_random_u32(void)
+{
+	return get_random_u32();
+}
+
 #include <linux/skbuff_ref.h>
 
 /*

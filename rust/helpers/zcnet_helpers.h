@@ -149,6 +149,8 @@ void zcnet_helper_bh_disable(void);
 void zcnet_helper_bh_enable(void);
 /* ktime_get_ns() */
 u64 zcnet_helper_now_ns(void);
+/* get_random_u32(): unpredictable, callable from any context. */
+u32 zcnet_helper_random_u32(void);
 /*
  * One IPv4 fragment of `from`: `hdr` (Ethernet + IPv4) linear, then `len`
  * payload bytes from offset `off` of `from` referenced as page fragments

@@ -184,11 +184,32 @@ pub enum Grant {
     Renewed(usize),
     /// Every usable slot is reserved or busy with another flow.
     Refused,
+    /// The requesting station holds its share of the slots already
+    /// ([`Engine::grant_cap`]).
+    OverCap,
+    /// Another station holds the flow's grant.
+    HeldByOther,
 }
+
+/// The outcome of a release (Fast_Rel).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Released {
+    /// The grant of this slot ended.
+    Slot(usize),
+    /// The flow holds no grant.
+    NoGrant,
+    /// Another station holds the flow's grant: it stays.
+    NotHolder,
+}
+
+/// A station's link-layer (MAC) address.
+pub type Station = [u8; 6];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Reservation {
     key: FlowKey,
+    /// The station that asked: only it renews or releases the grant.
+    holder: Station,
     last_ns: u64,
 }
 
@@ -261,15 +282,35 @@ impl<const N: usize> Engine<N> {
             .position(|g| g.is_some_and(|g| g.key == *key))
     }
 
-    /// Grants `key` a slot (paper §4.1 Fast_Ack), or refuses (Fast_NAck) when
-    /// every usable slot is reserved or following another flow. Asking again
-    /// renews the grant.
-    pub fn grant(&mut self, key: FlowKey, now_ns: u64) -> Grant {
+    /// Grants one station may hold at once: half the usable slots, at least
+    /// one, so that one station (or one forged source address) cannot
+    /// reserve every slot.
+    pub fn grant_cap(&self) -> usize {
+        (self.limit / 2).max(1)
+    }
+
+    /// Grants `key` a slot for the station `holder` (paper §4.1 Fast_Ack),
+    /// or refuses (Fast_NAck) when every usable slot is reserved or following
+    /// another flow, when `holder` already holds [`Self::grant_cap`] grants,
+    /// or when another station holds the flow's grant. The holder asking
+    /// again renews the grant.
+    pub fn grant(&mut self, key: FlowKey, holder: Station, now_ns: u64) -> Grant {
         if let Some(s) = self.grant_of(&key) {
-            if let Some(g) = self.grants[s].as_mut() {
-                g.last_ns = now_ns;
-            }
-            return Grant::Renewed(s);
+            return match self.grants[s].as_mut() {
+                Some(g) if g.holder == holder => {
+                    g.last_ns = now_ns;
+                    Grant::Renewed(s)
+                }
+                _ => Grant::HeldByOther,
+            };
+        }
+        let held = self
+            .grants
+            .iter()
+            .filter(|g| g.is_some_and(|g| g.holder == holder))
+            .count();
+        if held >= self.grant_cap() {
+            return Grant::OverCap;
         }
         let free = (0..self.limit).find(|&i| {
             self.grants[i].is_none()
@@ -281,6 +322,7 @@ impl<const N: usize> Engine<N> {
             Some(s) => {
                 self.grants[s] = Some(Reservation {
                     key,
+                    holder,
                     last_ns: now_ns,
                 });
                 Grant::Granted(s)
@@ -289,12 +331,20 @@ impl<const N: usize> Engine<N> {
         }
     }
 
-    /// Ends the grant of `key` (Fast_Rel, or the sender closed); its slot's
-    /// running train, if any, completes normally. Returns the slot.
-    pub fn release(&mut self, key: &FlowKey) -> Option<usize> {
-        let s = self.grant_of(key)?;
-        self.grants[s] = None;
-        Some(s)
+    /// Ends the grant of `key` when `holder` holds it (a Fast_Rel from the
+    /// station it was granted to); its slot's running train, if any,
+    /// completes normally. A release from any other station changes nothing.
+    pub fn release(&mut self, key: &FlowKey, holder: &Station) -> Released {
+        let Some(s) = self.grant_of(key) else {
+            return Released::NoGrant;
+        };
+        match self.grants[s] {
+            Some(g) if g.holder == *holder => {
+                self.grants[s] = None;
+                Released::Slot(s)
+            }
+            _ => Released::NotHolder,
+        }
     }
 
     /// Ends one grant idle for `idle_ns` or more; returns its flow (call
@@ -935,10 +985,14 @@ mod tests {
     fn grants_reserve_slots_and_refuse_when_full() {
         let mut e = Engine::<4>::new(Params::DEFAULT);
         e.set_limit(2);
-        assert_eq!(e.grant(key(1), 0), Grant::Granted(0));
-        assert_eq!(e.grant(key(1), 5), Grant::Renewed(0), "asking again renews");
-        assert_eq!(e.grant(key(2), 0), Grant::Granted(1));
-        assert_eq!(e.grant(key(3), 0), Grant::Refused, "limit 2: full");
+        assert_eq!(e.grant(key(1), mac(1), 0), Grant::Granted(0));
+        assert_eq!(
+            e.grant(key(1), mac(1), 5),
+            Grant::Renewed(0),
+            "asking again renews"
+        );
+        assert_eq!(e.grant(key(2), mac(2), 0), Grant::Granted(1));
+        assert_eq!(e.grant(key(3), mac(3), 0), Grant::Refused, "limit 2: full");
         assert_eq!(e.grants(), 2);
         // Open admission: an ungranted flow finds no unreserved slot.
         let t3 = train_from(3, 9);
@@ -949,16 +1003,67 @@ mod tests {
         let t2 = train_from(2, 1);
         assert_eq!(place(e.on_fragment(&t2[0], &tcp_l4(), 1)).slot, 1);
         // Release: the slot goes to the next request once its train ends.
-        assert_eq!(e.release(&key(2)), Some(1));
+        assert_eq!(e.release(&key(2), &mac(2)), Released::Slot(1));
         assert_eq!(
-            e.grant(key(3), 2),
+            e.grant(key(3), mac(3), 2),
             Grant::Refused,
             "slot 1 still follows flow 2"
         );
         place(e.on_fragment(&t2[1], &[], 2));
         assert!(place(e.on_fragment(&t2[2], &[], 2)).complete.is_some());
-        assert_eq!(e.grant(key(3), 3), Grant::Granted(1));
-        assert_eq!(e.release(&key(9)), None);
+        assert_eq!(e.grant(key(3), mac(3), 3), Grant::Granted(1));
+        assert_eq!(e.release(&key(9), &mac(9)), Released::NoGrant);
+    }
+
+    fn mac(n: u8) -> Station {
+        [2, 0, 0, 0, 0, n]
+    }
+
+    #[test]
+    fn one_station_holds_at_most_half_the_slots() {
+        let mut e = Engine::<32>::new(Params::DEFAULT);
+        e.set_limit(8);
+        assert_eq!(e.grant_cap(), 4);
+        // A flood of requests for distinct flows from one address: four
+        // grants, then refusals, while slots stay free for others.
+        let mut granted = 0;
+        for n in 1..=200u8 {
+            match e.grant(key(n), mac(0x66), 0) {
+                Grant::Granted(_) => granted += 1,
+                g => assert_eq!(g, Grant::OverCap, "flow {n}"),
+            }
+        }
+        assert_eq!((granted, e.grants()), (4, 4));
+        assert_eq!(e.grant(key(201), mac(1), 0), Grant::Granted(4));
+        // Renewing what it holds is not a new grant.
+        assert_eq!(e.grant(key(1), mac(0x66), 1), Grant::Renewed(0));
+        // A released grant makes room for one more.
+        assert_eq!(e.release(&key(1), &mac(0x66)), Released::Slot(0));
+        assert!(matches!(e.grant(key(100), mac(0x66), 2), Grant::Granted(_)));
+        // At least one, even with one slot; the cap follows the limit.
+        e.set_limit(1);
+        assert_eq!(e.grant_cap(), 1);
+        e.set_limit(3);
+        assert_eq!(e.grant_cap(), 1);
+        e.set_limit(32);
+        assert_eq!(e.grant_cap(), 16);
+    }
+
+    #[test]
+    fn only_the_holder_renews_or_releases_a_grant() {
+        let mut e = Engine::<4>::new(Params::DEFAULT);
+        assert_eq!(e.grant(key(1), mac(1), 0), Grant::Granted(0));
+        // Another station asks for the same flow, or releases it: refused,
+        // ignored; the grant stays with its holder.
+        assert_eq!(e.grant(key(1), mac(9), 1), Grant::HeldByOther);
+        assert_eq!(e.release(&key(1), &mac(9)), Released::NotHolder);
+        assert_eq!(e.grant_at(0), Some((key(1), 0)), "not renewed by others");
+        // The holder releases only the flow it names.
+        assert_eq!(e.release(&key(2), &mac(1)), Released::NoGrant);
+        assert_eq!(e.grants(), 1);
+        assert_eq!(e.release(&key(1), &mac(1)), Released::Slot(0));
+        assert_eq!(e.grants(), 0);
+        assert_eq!(e.grant(key(1), mac(9), 2), Grant::Granted(0));
     }
 
     #[test]
@@ -968,7 +1073,7 @@ mod tests {
         let t1 = train_from(1, 1);
         assert_eq!(e.on_fragment(&t1[0], &tcp_l4(), 0).this, This::NotAdmitted);
         assert_eq!(e.busy(), 0);
-        assert_eq!(e.grant(key(1), 0), Grant::Granted(0));
+        assert_eq!(e.grant(key(1), mac(1), 0), Grant::Granted(0));
         let l4 = tcp_l4();
         for (i, f) in t1.iter().enumerate() {
             let p = place(e.on_fragment(f, if i == 0 { &l4[..] } else { &[] }, 1));

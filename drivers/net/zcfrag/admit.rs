@@ -9,7 +9,7 @@ use crate::counters::c;
 use crate::device::ZcFrag;
 use crate::wire::admission::{self, Asked, Frame, Kind, Requests, State};
 use crate::wire::ipv4;
-use crate::wire::spec::{FlowKey, Grant};
+use crate::wire::spec::{FlowKey, Grant, Released};
 use crate::zcnet::bh::{now_ns, BhGuard, TextBuf};
 use crate::zcnet::netdev::NetDevice;
 use crate::zcnet::skbuff::SkBuff;
@@ -118,6 +118,12 @@ impl ZcFrag {
                 return;
             }
         };
+        if peer == [0; 6] || peer[0] & 1 != 0 {
+            // No station sends from a group or an all-zero address: an
+            // answer to it would go to every station (or none).
+            self.counters.inc(c::ADM_BAD_SOURCE);
+            return;
+        }
         let now = now_ns();
         match f.kind {
             Kind::Req => {
@@ -125,8 +131,14 @@ impl ZcFrag {
                 let grant_ms = self.cfg.grant_ms.load(Relaxed);
                 let answer = {
                     let mut st = self.rx.lock();
+                    if !st.answers.allow(now) {
+                        // Past the answer budget: neither considered nor
+                        // answered (the requester retries).
+                        self.counters.inc(c::ADM_RATE_LIMITED);
+                        return;
+                    }
                     self.apply_cfg(&mut st);
-                    let g = st.engine.grant(f.key, now);
+                    let g = st.engine.grant(f.key, peer, now);
                     self.counters
                         .set(c::GRANTS_ACTIVE, st.engine.grants() as u64);
                     match g {
@@ -138,7 +150,15 @@ impl ZcFrag {
                             self.counters.inc(c::ADM_RENEWALS);
                             f.answer(Some(slot), grant_ms)
                         }
-                        Grant::Refused => f.answer(None, grant_ms),
+                        Grant::Refused => f.nack(admission::NACK_BUSY),
+                        Grant::OverCap => {
+                            self.counters.inc(c::ADM_REFUSED_CAP);
+                            f.nack(admission::NACK_CAP)
+                        }
+                        Grant::HeldByOther => {
+                            self.counters.inc(c::ADM_REFUSED_HELD);
+                            f.nack(admission::NACK_HELD)
+                        }
                     }
                 };
                 if answer.kind == Kind::Ack {
@@ -150,14 +170,24 @@ impl ZcFrag {
             Kind::Rel => {
                 self.counters.inc(c::ADM_RELEASES_RECEIVED);
                 let mut st = self.rx.lock();
-                st.engine.release(&f.key);
+                // Only the station the grant went to gives it back.
+                if st.engine.release(&f.key, &peer) == Released::NotHolder {
+                    self.counters.inc(c::ADM_REL_NOT_HOLDER);
+                }
                 self.counters
                     .set(c::GRANTS_ACTIVE, st.engine.grants() as u64);
             }
             Kind::Ack | Kind::NAck => {
                 let mut adm = self.adm.lock();
-                match adm.on_answer(&f, now) {
-                    Some(State::Granted { .. }) => self.counters.inc(c::ADM_ANSWERS_ACK),
+                match adm.on_answer(&f, peer, now) {
+                    Some(State::Granted { .. }) => {
+                        self.counters.inc(c::ADM_ANSWERS_ACK);
+                        // The grant is renewed every third of the
+                        // receiver's idle timeout (`Requests::on_timer`).
+                        if let Some(at) = adm.next_due() {
+                            ctx.arm_timer(at.saturating_sub(now) / 1000);
+                        }
+                    }
                     Some(_) => self.counters.inc(c::ADM_ANSWERS_NACK),
                     None => self.counters.inc(c::ADM_BAD_FRAMES),
                 }
@@ -209,12 +239,12 @@ impl ZcFrag {
                 return;
             }
             if closing {
-                // Release on close is for the driver's own requests; an
-                // explicit grant stays until zcctl releases it.
-                if adm.get(&key).is_some_and(|e| !e.explicit) {
-                    if let Some((rel, p)) = adm.release(&key) {
-                        out.push(rel, p);
-                    }
+                // Release on close is for the driver's own requests, by the
+                // connection that asked (another connection between the
+                // same hosts may close while it runs); an explicit grant
+                // stays until zcctl releases it.
+                if let Some((rel, p)) = adm.close(&key, (sport, dport)) {
+                    out.push(rel, p);
                 }
             } else if big && !adm.touch(&key, now) && implicit {
                 match adm.request(key, (sport, dport), peer, false, now) {

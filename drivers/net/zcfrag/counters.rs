@@ -95,6 +95,11 @@ counters! {
     RX_VLAN_TAGGED = "rx_vlan_tagged",
     RX_NOT_LOCAL = "rx_not_local",
     ZC_REFUSED = "zc_refused",
+    ADM_BAD_SOURCE = "adm_bad_source",
+    ADM_RATE_LIMITED = "adm_rate_limited",
+    ADM_REFUSED_CAP = "adm_refused_cap",
+    ADM_REFUSED_HELD = "adm_refused_held",
+    ADM_REL_NOT_HOLDER = "adm_rel_not_holder",
 }
 
 /// The first of the per-reason miss counters: `MISS_BASE + Miss as usize`.

@@ -7,10 +7,11 @@ use crate::admit::{ioc, Outbox};
 use crate::config::{attr, parse_u32, Config, KNOBS, SYSFS};
 use crate::counters::{c, NAMES};
 use crate::rx::{RxState, SlotBuf};
-use crate::wire::admission::{self, Event, Requests};
+use crate::wire::admission::{self, Event, RateLimit, Requests};
 use crate::wire::spec::{self, Engine, Miss};
 use crate::zcnet::bh::{now_ns, TextBuf};
 use crate::zcnet::counters::Counters;
+use crate::zcnet::helpers::random_u32;
 use crate::zcnet::netdev::NetDevice;
 use crate::zcnet::page::PageRing;
 use crate::zcnet::rtnl::ExtAck;
@@ -78,8 +79,9 @@ impl stacked::Stacked for ZcFrag {
                 engine: Engine::new(spec::Params::DEFAULT),
                 slots: [const { SlotBuf::EMPTY }; SLOTS],
                 pages: PageRing::new(),
+                answers: RateLimit::new(admission::ANSWER_BURST, admission::ANSWER_RATE),
             }),
-            adm <- new_spinlock!(Requests::new(admission::Timing::DEFAULT)),
+            adm <- new_spinlock!(Requests::new(admission::Timing::DEFAULT, random_u32)),
         })
     }
 

@@ -6,6 +6,7 @@
 /// What one speculation slot holds.
 use crate::counters::{c, MISS_BASE};
 use crate::device::ZcFrag;
+use crate::wire::admission::RateLimit;
 use crate::wire::ipv4;
 use crate::wire::spec::{Admission, Engine, Miss, This};
 use crate::zcnet::bh::now_ns;
@@ -44,6 +45,9 @@ pub(crate) struct RxState {
     pub(crate) slots: [SlotBuf; SLOTS],
     /// Pages for new trains, reused once the stack is done with them.
     pub(crate) pages: PageRing<PAGE_RING>,
+    /// Admission answers this device may send (a Fast_Req flood draws no
+    /// more than this).
+    pub(crate) answers: RateLimit,
 }
 
 impl ZcFrag {

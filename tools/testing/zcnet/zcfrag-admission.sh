@@ -89,8 +89,11 @@ wait_for "no grant" sh -c "[ \"\$(ip netns exec b ethtool -S zf1 | awk '\$1 == \
 # --- implicit admission, released when the connection closes ---
 setsys a zf0 implicit_admission 1
 rq0=$(stat a zf0 adm_requests_sent); rl0=$(stat a zf0 adm_releases_sent); ok0=$(stat b zf1 zc_successful)
+gr0=$(stat b zf1 adm_granted)
 tcp_xfer a b "$ZC_IP_B" 8388608 "TCP 8 MiB with implicit admission, sha256"
-t_expect "the driver asked by itself (one Fast_Req)" 1 "$(( $(stat a zf0 adm_requests_sent) - rq0 ))"
+# (one new grant; the renewals while the transfer runs are Fast_Req too)
+[ "$(( $(stat a zf0 adm_requests_sent) - rq0 ))" -ge 1 ] && t_expect "the driver asked by itself (one grant)" 1 "$(( $(stat b zf1 adm_granted) - gr0 ))" \
+  || t_fail "the driver asked by itself" "no Fast_Req sent"
 ok=$(( $(stat b zf1 zc_successful) - ok0 ))
 [ $ok -ge 1800 ] && t_ok "implicitly admitted flow speculated on ($ok of 2048 pages)" || t_fail "implicitly admitted flow speculated on" "$ok"
 wait_for "grant released on close" sh -c "[ \"\$(ip netns exec b ethtool -S zf1 | awk '\$1 == \"grants_active:\" { print \$2 }')\" = 0 ]" && t_ok "connection close (FIN) released the slot" || t_fail "connection close released the slot" "$(sys b zf1 admissions)"
@@ -137,6 +140,117 @@ for body in (b"\x02\x01" + bytes(26), b"\x01\x09" + bytes(26), b"\x01\x02" + byt
     s.send(mac(sys.argv[1]) + mac(sys.argv[2]) + b"\x88\xb5" + body)
 PY
 wait_for "bad frames counted" sh -c "[ \$(( \$(ip netns exec a ethtool -S zf0 | awk '\$1 == \"adm_bad_frames:\" { print \$2 }') - $bf0 )) -ge 3 ]" && t_ok "bad version, unknown kind, stray answer: adm_bad_frames" || t_fail "bad admission frames counted" "$(( $(stat a zf0 adm_bad_frames) - bf0 ))"
+
+# --- a station on the segment attacks admission (raw sockets) ---
+# zcfrag_adm_agent.py sends crafted admission frames with any source MAC
+# address: out of va (namespace a) at zf1, or out of vb at zf0.
+AGENT="$ZCNET_ROOT/tools/testing/zcnet/zcfrag_adm_agent.py"
+MAC_A=$(ip netns exec a cat /sys/class/net/va/address)
+EVIL=02:00:00:00:00:66
+grants_b() { [ "$(stat b zf1 grants_active)" = "$1" ]; }
+# grew NS DEV COUNTER BASE MIN: the counter grew by MIN or more since BASE.
+grew() { [ $(( $(stat "$1" "$2" "$3") - $4 )) -ge "$5" ]; }
+# req_a PATTERN: a line of zf0's admissions (the requester's view) matches.
+req_a() { sys a zf0 admissions | grep -q -- "$1"; }
+setsys b zf1 slots 8; setsys b zf1 grant_timeout_ms 2000
+zcctl_a admit zf0 "$ZC_IP_B" tcp >/dev/null
+wait_for "grant" grants_b 1
+rr0=$(stat b zf1 adm_releases_received); nh0=$(stat b zf1 adm_rel_not_holder); gr0=$(stat b zf1 adm_granted)
+ip netns exec a python3 "$AGENT" va "$MAC_B" rel "$EVIL" "$ZC_IP_A" "$ZC_IP_B" 6 0
+wait_for "Fast_Rel handled" grew b zf1 adm_releases_received "$rr0" 1
+# (held all along: not released and granted anew by the holder's next renewal)
+t_expect "spoofed Fast_Rel from another MAC does not end the grant" "1 0" \
+  "$(stat b zf1 grants_active) $(( $(stat b zf1 adm_granted) - gr0 ))"
+t_expect "adm_rel_not_holder counts it" 1 "$(( $(stat b zf1 adm_rel_not_holder) - nh0 ))"
+# Refusals for the granted flow from the peer's own MAC, with every token of
+# 0..255 (tokens counted up from 1 fell to this).
+bf0=$(stat a zf0 adm_bad_frames); nk0=$(stat a zf0 adm_answers_nack)
+ip netns exec b python3 "$AGENT" vb "$MAC_A" nacks "$MAC_B" "$ZC_IP_A" "$ZC_IP_B" 6 256
+nacks_in() { [ $(( $(stat a zf0 adm_bad_frames) - bf0 + $(stat a zf0 adm_answers_nack) - nk0 )) -ge 256 ]; }
+wait_for "256 NAcks handled" nacks_in
+t_expect "NAcks with guessed tokens (0..255) refuse nothing" 0 "$(( $(stat a zf0 adm_answers_nack) - nk0 ))"
+out=$(zcctl_a query zf0 "$ZC_IP_B" tcp)
+case "$out" in *granted*) t_ok "the request is still granted after the guessed NAcks" ;; *) t_fail "the request is still granted after the guessed NAcks" "$out" ;; esac
+zcctl_a release zf0 "$ZC_IP_B" tcp >/dev/null
+wait_for "no grant" grants_b 0
+# A Fast_Req flood from one MAC address for 1000 distinct flows: half the
+# 8 slots granted at most, and at most a burst of 16 answers plus 100 a
+# second (the agent counts them on the wire, and releases what it got).
+rc0=$(stat b zf1 adm_refused_cap); rl0=$(stat b zf1 adm_rate_limited)
+out=$(ip netns exec a python3 "$AGENT" va "$MAC_B" flood "$EVIL" "$ZC_IP_B" 1000)
+echo "# flood: $out"
+set -- $out
+t_expect "a Fast_Req flood from one MAC: 4 grants (the per-station cap, half of 8 slots)" 4 "${10:-}"
+awk -v a="${8:-1000}" -v s="${6:-0}" 'BEGIN { exit !(a < 1000 && a <= 16 + 100 * s + 5) }' \
+  && t_ok "answers to the flood rate limited (${8:-?} for 1000 requests in ${6:-?} s)" \
+  || t_fail "answers to the flood rate limited" "${8:-?} answers in ${6:-?} s"
+[ $(( $(stat b zf1 adm_rate_limited) - rl0 )) -ge 1 ] && t_ok "adm_rate_limited counts the unanswered requests" || t_fail "adm_rate_limited counts the unanswered requests"
+[ $(( $(stat b zf1 adm_refused_cap) - rc0 )) -ge 1 ] && t_ok "adm_refused_cap counts the refusals over the cap" || t_fail "adm_refused_cap counts the refusals over the cap"
+wait_for "the flood's grants released by their holder" grants_b 0
+# Requests from a group source (multicast, broadcast) and from 00:00:00:00:00:00
+# would turn each answer into a broadcast: dropped, not answered.
+bs0=$(stat b zf1 adm_bad_source)
+out=$(ip netns exec a python3 "$AGENT" va "$MAC_B" groupsrc 02:00:00:00:00:67 "$ZC_IP_B")
+t_expect "Fast_Req from a group or all-zero source MAC: no answer (a unicast one: answered)" "answers_to_group_or_zero 0 sentinel_answered 1" "$out"
+t_expect "adm_bad_source counts them" 3 "$(( $(stat b zf1 adm_bad_source) - bs0 ))"
+wait_for "no grant" grants_b 0
+
+# --- implicit grants are renewed: a receiver reload is noticed ---
+# A UDP flow of page-sized datagrams (one every 50 ms); the receiver takes
+# idle grants back after 600 ms, so the sender renews every 200 ms.
+setsys b zf1 grant_timeout_ms 600; setsys a zf0 implicit_admission 1
+rq0=$(stat a zf0 adm_requests_sent)
+rm -f /tmp/udp-stop
+ip netns exec a python3 -c 'import os, socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+end = time.monotonic() + 120
+while not os.path.exists("/tmp/udp-stop") and time.monotonic() < end:
+    s.sendto(bytes(4096), ("'"$ZC_IP_B"'", 9)); time.sleep(0.05)' &
+UDP=$!
+wait_for "implicit grant" grants_b 1 && t_ok "a live UDP flow holds an implicit grant" || t_fail "a live UDP flow holds an implicit grant"
+wait_for "renewals" grew a zf0 adm_requests_sent "$rq0" 4 && t_ok "implicit grant renewed while the flow sends (Fast_Req every grant_timeout_ms / 3)" || t_fail "implicit grant renewed while the flow sends" "$(( $(stat a zf0 adm_requests_sent) - rq0 )) Fast_Req"
+# The receiver reloads (its zcfrag device deleted and created again): the
+# renewals go unanswered, the sender stops believing in its grant, and asks
+# the new device once its entry settled (grant_timeout_ms, 2 s, later).
+ip -n b link del zf1
+wait_for "the sender notices" req_a "proto 17 state no-answer" && t_ok "receiver gone: the sender's implicit grant ends (renewal unanswered)" || t_fail "receiver gone: the sender's implicit grant ends" "$(sys a zf0 admissions)"
+ip -n b link add zf1 link vb type zcfrag && ip -n b addr add "$ZC_IP_B/24" dev zf1 && ip -n b link set zf1 up
+setsys b zf1 admission required; setsys b zf1 grant_timeout_ms 600
+wait_for "asked again" grants_b 1 && t_ok "the live flow asks the reloaded receiver again: granted" || t_fail "the live flow asks the reloaded receiver again" "$(sys a zf0 admissions)"
+wait_for "granted again" req_a "proto 17 state granted" && t_ok "the sender's state follows: granted" || t_fail "the sender's state follows: granted" "$(sys a zf0 admissions)"
+wait_for "speculated" grew b zf1 zc_successful 0 5 && t_ok "the flow is speculated on again (admission required)" || t_fail "the flow is speculated on again" "zc_successful $(stat b zf1 zc_successful)"
+touch /tmp/udp-stop; wait $UDP
+# Its entry goes once the flow is idle (with a Fast_Rel).
+no_req_a() { ! req_a "$1"; }
+wait_for "UDP entry forgotten" no_req_a "proto 17"
+setsys b zf1 grant_timeout_ms 2000
+
+# --- a FIN releases only the implicit grant of the connection that asked ---
+ip netns exec b socat -u TCP-LISTEN:7101,reuseaddr - >/dev/null 2>&1 & L1=$!
+ip netns exec b socat -u TCP-LISTEN:7102,reuseaddr - >/dev/null 2>&1 & L2=$!
+rm -f /tmp/conn1-close
+ip netns exec a python3 -c 'import os, socket, time
+for i in range(200):
+    try:
+        s = socket.create_connection(("'"$ZC_IP_B"'", 7101)); break
+    except OSError:
+        time.sleep(0.05)
+end = time.monotonic() + 120
+while not os.path.exists("/tmp/conn1-close") and time.monotonic() < end:
+    s.sendall(bytes(65536)); time.sleep(0.05)
+s.close()' &
+C1=$!
+wait_for "first connection granted" req_a ":7101 proto 6 state granted" && t_ok "first connection holds an implicit grant" || t_fail "first connection holds an implicit grant" "$(sys a zf0 admissions)"
+rl0=$(stat a zf0 adm_releases_sent)
+echo hello | ip netns exec a socat -u - "TCP:$ZC_IP_B:7102,retry=200,interval=0.05"
+t_expect "FIN of a second connection between the same hosts: no Fast_Rel" 0 "$(( $(stat a zf0 adm_releases_sent) - rl0 ))"
+req_a ":7101 proto 6 state granted" && sys b zf1 admissions | grep -q "$ZC_IP_A > $ZC_IP_B proto 6" \
+  && t_ok "the first connection's grant stays (sender and receiver)" || t_fail "the first connection's grant stays" "$(sys a zf0 admissions)"
+touch /tmp/conn1-close; wait $C1
+wait_for "released on its own FIN" grew a zf0 adm_releases_sent "$rl0" 1 && t_ok "the first connection's FIN releases it" || t_fail "the first connection's FIN releases it"
+wait_for "no grant" grants_b 0
+wait $L1 $L2 2>/dev/null
+setsys a zf0 implicit_admission 0
 
 # --- deleting the requester's device gives its grants back at once ---
 # (grant_timeout_ms is long here: only the Fast_Rel can free the slot in time)
