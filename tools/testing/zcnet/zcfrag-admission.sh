@@ -152,7 +152,9 @@ grants_b() { [ "$(stat b zf1 grants_active)" = "$1" ]; }
 grew() { [ $(( $(stat "$1" "$2" "$3") - $4 )) -ge "$5" ]; }
 # req_a PATTERN: a line of zf0's admissions (the requester's view) matches.
 req_a() { sys a zf0 admissions | grep -q -- "$1"; }
-setsys b zf1 slots 8; setsys b zf1 grant_timeout_ms 2000
+# (10 s: on a slow debug kernel a late renewal must not let the grant expire
+# and come back, which would look like a release)
+setsys b zf1 slots 8; setsys b zf1 grant_timeout_ms 10000
 zcctl_a admit zf0 "$ZC_IP_B" tcp >/dev/null
 wait_for "grant" grants_b 1
 rr0=$(stat b zf1 adm_releases_received); nh0=$(stat b zf1 adm_rel_not_holder); gr0=$(stat b zf1 adm_granted)
@@ -173,6 +175,7 @@ out=$(zcctl_a query zf0 "$ZC_IP_B" tcp)
 case "$out" in *granted*) t_ok "the request is still granted after the guessed NAcks" ;; *) t_fail "the request is still granted after the guessed NAcks" "$out" ;; esac
 zcctl_a release zf0 "$ZC_IP_B" tcp >/dev/null
 wait_for "no grant" grants_b 0
+setsys b zf1 grant_timeout_ms 2000
 # A Fast_Req flood from one MAC address for 1000 distinct flows: half the
 # 8 slots granted at most, and at most a burst of 16 answers plus 100 a
 # second (the agent counts them on the wire, and releases what it got).
@@ -226,6 +229,9 @@ wait_for "UDP entry forgotten" no_req_a "proto 17"
 setsys b zf1 grant_timeout_ms 2000
 
 # --- a FIN releases only the implicit grant of the connection that asked ---
+# (the sender's grant_timeout_ms long, so that only a FIN can send a Fast_Rel
+# while the first connection runs, however slowly)
+setsys a zf0 grant_timeout_ms 10000
 ip netns exec b socat -u TCP-LISTEN:7101,reuseaddr - >/dev/null 2>&1 & L1=$!
 ip netns exec b socat -u TCP-LISTEN:7102,reuseaddr - >/dev/null 2>&1 & L2=$!
 rm -f /tmp/conn1-close
@@ -250,7 +256,7 @@ touch /tmp/conn1-close; wait $C1
 wait_for "released on its own FIN" grew a zf0 adm_releases_sent "$rl0" 1 && t_ok "the first connection's FIN releases it" || t_fail "the first connection's FIN releases it"
 wait_for "no grant" grants_b 0
 wait $L1 $L2 2>/dev/null
-setsys a zf0 implicit_admission 0
+setsys a zf0 implicit_admission 0; setsys a zf0 grant_timeout_ms 2000
 
 # --- deleting the requester's device gives its grants back at once ---
 # (grant_timeout_ms is long here: only the Fast_Rel can free the slot in time)
