@@ -19,3 +19,4 @@
 #include <net/ip.h>
 
 #include "../helpers/zcnet_helpers.h"
+#include "../../include/uapi/zcnet/zcfrag.h"

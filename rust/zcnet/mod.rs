@@ -17,6 +17,7 @@
 //! - [`netdev`], [`skbuff`], [`page`], [`bh`]: network devices, socket
 //!   buffers, receive pages, bottom halves and time, one kernel header each.
 //! - [`stacked`]: devices stacked on a lower Ethernet device.
+//! - [`uapi`]: zcnet's user-space ABI records (`include/uapi/zcnet/`).
 
 pub mod bh;
 pub mod counters;
@@ -28,4 +29,5 @@ pub mod page;
 pub mod rtnl;
 pub mod skbuff;
 pub mod stacked;
+pub mod uapi;
 pub mod ulp;

@@ -3,8 +3,6 @@
 //! Admission control glue (paper §4): frames in and out, implicit and
 //! explicit requests.
 
-/// The private ioctl (`SIOCDEVPRIVATE`) of explicit admission: its argument
-/// is a 32-byte `struct zcfrag_admission` (Documentation/networking/zcfrag.rst).
 use crate::counters::c;
 use crate::device::ZcFrag;
 use crate::wire::admission::{self, Asked, Frame, Kind, Requests, State};
@@ -14,6 +12,8 @@ use crate::zcnet::bh::{now_ns, BhGuard, TextBuf};
 use crate::zcnet::netdev::NetDevice;
 use crate::zcnet::skbuff::SkBuff;
 use crate::zcnet::stacked::Ctx;
+use crate::zcnet::uapi::{adm_cmd, adm_state, ZcfragAdmission};
+use core::mem::size_of;
 use crate::{ETH_HLEN, REQUESTS, SLOTS};
 use core::fmt::Write;
 use kernel::{
@@ -22,21 +22,18 @@ use kernel::{
     uaccess::{UserPtr, UserSlice},
 };
 
-pub(crate) mod ioc {
-    pub(crate) const CMD: u32 = 0;
-    pub(crate) const LEN: usize = 32;
-    pub(crate) const REQUEST: u32 = 1;
-    pub(crate) const QUERY: u32 = 2;
-    pub(crate) const RELEASE: u32 = 3;
-}
+/// The sub-command (`SIOCDEVPRIVATE` + 0) of explicit admission; its
+/// argument is a `struct zcfrag_admission` (`include/uapi/zcnet/zcfrag.h`).
+pub(crate) const ADMISSION_IOCTL: u32 = 0;
 
-pub(crate) fn state_code(st: Option<State>) -> (u32, u32, u32) {
+/// A request's state as the ioctl reports it: state, slot, tries.
+pub(crate) fn state_code(st: Option<State>) -> (u32, u8, u32) {
     match st {
-        None => (0, 0, 0),
-        Some(State::Pending { tries }) => (1, 0, u32::from(tries)),
-        Some(State::Granted { slot }) => (2, u32::from(slot), 0),
-        Some(State::Refused) => (3, 0, 0),
-        Some(State::NoAnswer) => (4, 0, 0),
+        None => (adm_state::NONE, 0, 0),
+        Some(State::Pending { tries }) => (adm_state::PENDING, 0, u32::from(tries)),
+        Some(State::Granted { slot }) => (adm_state::GRANTED, slot, 0),
+        Some(State::Refused) => (adm_state::REFUSED, 0, 0),
+        Some(State::NoAnswer) => (adm_state::NO_ANSWER, 0, 0),
     }
 }
 
@@ -261,22 +258,18 @@ impl ZcFrag {
         self.flush_outbox(ctx.lower(), &out);
     }
 
-    /// Explicit admission (zcctl, `SIOCDEVPRIVATE`).
+    /// Explicit admission (zcctl, `SIOCDEVPRIVATE`): `arg` points to a
+    /// `struct zcfrag_admission`, read and written back whole.
     pub(crate) fn admission_ioctl(&self, dev: &NetDevice, ctx: &Ctx<'_>, arg: UserPtr) -> Result {
-        let (mut rd, mut wr) = UserSlice::new(arg, ioc::LEN).reader_writer();
-        let mut b = [0u8; ioc::LEN];
-        rd.read_slice(&mut b)?;
-        let cmd = u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
-        let mut peer = [0u8; 6];
-        peer.copy_from_slice(&b[8..14]);
+        let (mut rd, mut wr) =
+            UserSlice::new(arg, size_of::<ZcfragAdmission>()).reader_writer();
+        let mut a: ZcfragAdmission = rd.read()?;
         let key = FlowKey {
-            src: [b[16], b[17], b[18], b[19]],
-            dst: [b[20], b[21], b[22], b[23]],
-            protocol: b[14],
+            src: a.src,
+            dst: a.dst,
+            protocol: a.protocol,
         };
-        let sport = u16::from_ne_bytes([b[24], b[25]]);
-        let dport = u16::from_ne_bytes([b[26], b[27]]);
-        if cmd != ioc::QUERY && !dev.net_admin_capable() {
+        if a.cmd != adm_cmd::QUERY && !dev.net_admin_capable() {
             return Err(EPERM);
         }
         if !(key.protocol == 6 || key.protocol == 17) {
@@ -286,15 +279,15 @@ impl ZcFrag {
         let st = {
             let _bh = BhGuard::new();
             let mut adm = self.adm.lock();
-            match cmd {
-                ioc::REQUEST => {
+            match a.cmd {
+                adm_cmd::REQUEST => {
                     // A unicast MAC address: not all zero, group bit clear.
-                    if peer == [0; 6] || peer[0] & 1 != 0 {
+                    if a.peer == [0; 6] || a.peer[0] & 1 != 0 {
                         return Err(EINVAL);
                     }
-                    match adm.request(key, (sport, dport), peer, true, now_ns()) {
+                    match adm.request(key, (a.sport, a.dport), a.peer, true, now_ns()) {
                         Asked::Send(f) => {
-                            out.push(f, peer);
+                            out.push(f, a.peer);
                             ctx.arm_timer(adm.timing().retry_ns / 1000);
                         }
                         Asked::Already => {}
@@ -304,8 +297,8 @@ impl ZcFrag {
                         }
                     }
                 }
-                ioc::QUERY => {}
-                ioc::RELEASE => {
+                adm_cmd::QUERY => {}
+                adm_cmd::RELEASE => {
                     if let Some((rel, p)) = adm.release(&key) {
                         out.push(rel, p);
                     }
@@ -319,11 +312,8 @@ impl ZcFrag {
             let _bh = BhGuard::new();
             self.flush_outbox(ctx.lower(), &out);
         }
-        let (code, slot, tries) = state_code(st);
-        b[4..8].copy_from_slice(&code.to_ne_bytes());
-        b[15] = slot as u8;
-        b[28..32].copy_from_slice(&tries.to_ne_bytes());
-        wr.write_slice(&b)
+        (a.state, a.slot, a.tries) = state_code(st);
+        wr.write(&a)
     }
 
     /// The `admissions` sysfs file: grants held (receiver) and requests

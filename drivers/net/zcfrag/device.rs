@@ -3,7 +3,7 @@
 //! The device: its state and the stacked front end's callbacks.
 
 /// One zcfrag device.
-use crate::admit::{ioc, Outbox};
+use crate::admit::{self, Outbox};
 use crate::config::{attr, parse_u32, Config, KNOBS, SYSFS};
 use crate::counters::{c, NAMES};
 use crate::rx::{RxState, SlotBuf};
@@ -278,7 +278,7 @@ impl stacked::Stacked for ZcFrag {
 
     fn private_ioctl(&self, dev: &NetDevice, ctx: &Ctx<'_>, cmd: u32, arg: UserPtr) -> Result {
         match cmd {
-            ioc::CMD => self.admission_ioctl(dev, ctx, arg),
+            admit::ADMISSION_IOCTL => self.admission_ioctl(dev, ctx, arg),
             _ => Err(zcnet::errno::eopnotsupp()),
         }
     }

@@ -19,4 +19,39 @@ enum {
 };
 #define IFLA_ZCFRAG_MAX (__IFLA_ZCFRAG_MAX - 1)
 
+/*
+ * Explicit admission (Documentation/networking/zcfrag.rst, "Admission
+ * control"): ioctl(sock, SIOCDEVPRIVATE, &ifr) on a zcfrag device, ifr_data
+ * pointing to a struct zcfrag_admission. Integers in host byte order,
+ * addresses in network order; 32 bytes, no padding.
+ */
+#include <linux/types.h>
+
+enum zcfrag_adm_cmd {
+	ZCFRAG_ADM_REQUEST = 1,		/* ask the peer for a slot (CAP_NET_ADMIN) */
+	ZCFRAG_ADM_QUERY = 2,		/* read the flow's state */
+	ZCFRAG_ADM_RELEASE = 3,		/* give the slot back (CAP_NET_ADMIN) */
+};
+
+enum zcfrag_adm_state {
+	ZCFRAG_ADM_NONE = 0,
+	ZCFRAG_ADM_PENDING = 1,
+	ZCFRAG_ADM_GRANTED = 2,
+	ZCFRAG_ADM_REFUSED = 3,
+	ZCFRAG_ADM_NO_ANSWER = 4,
+};
+
+struct zcfrag_admission {
+	__u32 cmd;		/* enum zcfrag_adm_cmd */
+	__u32 state;		/* out: enum zcfrag_adm_state */
+	__u8  peer[6];		/* request: the receiver's MAC address */
+	__u8  protocol;		/* 6 (TCP) or 17 (UDP) */
+	__u8  slot;		/* out: the slot granted */
+	__u8  src[4];		/* the flow's IPv4 source and destination */
+	__u8  dst[4];
+	__u16 sport;		/* informational */
+	__u16 dport;
+	__u32 tries;		/* out: requests sent (pending) */
+};
+
 #endif /* _UAPI_ZCNET_ZCFRAG_H */
