@@ -13,9 +13,9 @@ use crate::zcnet::netdev::NetDevice;
 use crate::zcnet::skbuff::SkBuff;
 use crate::zcnet::stacked::Ctx;
 use crate::zcnet::uapi::{adm_cmd, adm_state, ZcfragAdmission};
-use core::mem::size_of;
 use crate::{ETH_HLEN, REQUESTS, SLOTS};
 use core::fmt::Write;
+use core::mem::size_of;
 use kernel::{
     prelude::*,
     sync::atomic::Relaxed,
@@ -261,8 +261,7 @@ impl ZcFrag {
     /// Explicit admission (zcctl, `SIOCDEVPRIVATE`): `arg` points to a
     /// `struct zcfrag_admission`, read and written back whole.
     pub(crate) fn admission_ioctl(&self, dev: &NetDevice, ctx: &Ctx<'_>, arg: UserPtr) -> Result {
-        let (mut rd, mut wr) =
-            UserSlice::new(arg, size_of::<ZcfragAdmission>()).reader_writer();
+        let (mut rd, mut wr) = UserSlice::new(arg, size_of::<ZcfragAdmission>()).reader_writer();
         let mut a: ZcfragAdmission = rd.read()?;
         let key = FlowKey {
             src: a.src,
