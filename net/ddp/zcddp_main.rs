@@ -29,8 +29,10 @@ static COUNTERS: Counters<2> = Counters::new(&["ulp_init_calls", "ulp_init_refus
 
 struct Ulp;
 
+#[vtable]
 impl zcnet::ulp::Ulp for Ulp {
     const NAME: &'static CStr = c"zcddp";
+    type Ctx = ();
 
     fn init(_sk: &zcnet::ulp::TcpSock) -> Result {
         COUNTERS.inc(ULP_INIT_CALLS);

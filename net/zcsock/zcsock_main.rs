@@ -1,64 +1,75 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! zcsock: copy-on-write, page-remapping zero-copy TCP sockets.
+//! zcsock: copy-on-write, page-remapping zero-copy TCP sockets
+//! (Documentation/networking/zcsock.rst).
 //!
-//! This is the skeleton its issue grows: it registers the TCP upper-layer
-//! protocol `zcsock` (so `setsockopt(SOL_TCP, TCP_ULP, "zcsock")` reaches this module
-//! and is refused with `EOPNOTSUPP` for now) and counts what it sees in
-//! `/sys/kernel/debug/zcsock/counters`.
+//! - `setsockopt(fd, SOL_TCP, TCP_ULP, "zcsock")` turns it on for a socket
+//!   ([`sock`]); accepted sockets of a listener inherit it.
+//! - `mmap()` of `/dev/zcsock` gives a region, memory mapped in user and
+//!   kernel space ahead of time ([`region`]).
+//! - Sends from a region hand whole pages to TCP by reference, copy-on-write
+//!   protected ([`tx`]); receives copy for now ([`rx`]).
+//! - `/proc/net/zcsock_stat` counts per namespace ([`stat`]); `getsockopt`
+//!   at `SOL_ZCSOCK` per socket.
 
-use kernel::{debugfs, prelude::*};
+use kernel::prelude::*;
 
 #[path = "../../rust/zcnet/mod.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod zcnet;
 
-use zcnet::counters::Counters;
+mod region;
+mod rx;
+mod sock;
+mod stat;
+mod tx;
+
+use stat::{NAMES, NSTATS};
+use zcnet::netstat::NetStat;
 
 module! {
     type: Module,
     name: "zcsock",
     authors: ["zcnet developers"],
-    description: "zcnet zero-copy TCP sockets (skeleton)",
+    description: "zcnet copy-on-write zero-copy TCP sockets",
     license: "GPL",
+    alias: ["tcp-ulp-zcsock"],
 }
 
-const ULP_INIT_CALLS: usize = 0;
-const ULP_INIT_REFUSED: usize = 1;
-static COUNTERS: Counters<2> = Counters::new(&["ulp_init_calls", "ulp_init_refused"]);
+/// `SOL_ZCSOCK` and the option names (`include/uapi/zcnet/zcsock.h`).
+const SOL_ZCSOCK: i32 = zcnet::ext::SOL_ZCSOCK as i32;
+const ZCSOCK_STATS: i32 = zcnet::ext::ZCSOCK_STATS as i32;
+const ZCSOCK_COPY_THRESHOLD: i32 = zcnet::ext::ZCSOCK_COPY_THRESHOLD as i32;
 
-struct Ulp;
+/// The per-namespace counters, registered for the module's lifetime.
+static STATS: Stats = Stats;
 
-impl zcnet::ulp::Ulp for Ulp {
-    const NAME: &'static CStr = c"zcsock";
+/// Access to the registered counters (registered in `init` before any
+/// socket or region can count, unregistered last).
+struct Stats;
 
-    fn init(_sk: &zcnet::ulp::TcpSock) -> Result {
-        COUNTERS.inc(ULP_INIT_CALLS);
-        COUNTERS.inc(ULP_INIT_REFUSED);
-        Err(zcnet::errno::eopnotsupp())
+impl Stats {
+    fn add(&self, net: zcnet::netstat::Net<'_>, idx: usize, delta: i64) {
+        NetStat::<NSTATS>::add(net, idx, delta);
     }
 }
 
 #[pin_data]
 struct Module {
+    // Dropped in declaration order: the ULP and the device go before the
+    // counters they count into.
     #[pin]
-    counters: debugfs::File<&'static Counters<2>>,
-    #[pin]
-    ulp: zcnet::ulp::Registration<Ulp>,
-    _dir: debugfs::Dir,
+    ulp: zcnet::ulp::Registration<sock::ZcSock>,
+    _dev: zcnet::mapdev::Registration<region::Regions>,
+    _stats: NetStat<NSTATS>,
 }
 
 impl kernel::InPlaceModule for Module {
     fn init(module: &'static ThisModule) -> impl PinInit<Self, Error> {
-        let dir = debugfs::Dir::new(c"zcsock");
-        pr_info!(
-            "loaded on Linux {}\n",
-            zcnet::helpers::kernel_release().to_str().unwrap_or("?")
-        );
         try_pin_init!(Self {
-            counters <- dir.read_only_file(c"counters", &COUNTERS),
+            _stats: NetStat::register(c"zcsock_stat", NAMES)?,
+            _dev: zcnet::mapdev::Registration::register(c"zcsock")?,
             ulp <- zcnet::ulp::Registration::register(module),
-            _dir: dir,
         })
     }
 }

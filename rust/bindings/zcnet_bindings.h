@@ -19,4 +19,8 @@
 #include <net/ip.h>
 
 #include "../helpers/zcnet_helpers.h"
+#include "../helpers/mapdev.h"
+#include "../helpers/netstat.h"
+#include "../helpers/tcp_ulp.h"
 #include "../../include/uapi/zcnet/zcfrag.h"
+#include "../../include/uapi/zcnet/zcsock.h"

@@ -9,6 +9,33 @@
 //! from any context, including hard and soft interrupts.
 
 use core::fmt;
+
+/// Declares a module's counter table once, as `tls_proc.c`'s
+/// `SNMP_MIB_ITEM` list does: an index constant per counter in module `$m`,
+/// their number `$count` and their names `$names` (of type `$t`), one line
+/// per counter, in one order.
+#[allow(unused_macros)]
+macro_rules! counter_table {
+    (mod $m:ident; count $count:ident; names $names:ident: $t:ty; $($idx:ident = $name:expr,)*) => {
+        #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+        #[repr(usize)]
+        enum Idx { $($idx,)* Count }
+
+        /// Counter indices, in table order.
+        #[allow(dead_code)]
+        pub(crate) mod $m {
+            $(pub(crate) const $idx: usize = super::Idx::$idx as usize;)*
+        }
+
+        /// How many counters the table has.
+        pub(crate) const $count: usize = Idx::Count as usize;
+
+        /// The counters' names, in index order.
+        pub(crate) static $names: [$t; $count] = [$($name,)*];
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use counter_table;
 use kernel::sync::atomic::{Atomic, Relaxed};
 
 /// Longest counter name: `ETH_GSTRING_LEN` (32) less the terminating NUL.

@@ -8,3 +8,8 @@ use kernel::{bindings, error::Error};
 pub fn eopnotsupp() -> Error {
     Error::from_errno(-(bindings::EOPNOTSUPP as i32))
 }
+
+/// `ENOPROTOOPT`: no such option at this socket level.
+pub fn enoprotoopt() -> Error {
+    Error::from_errno(-(bindings::ENOPROTOOPT as i32))
+}

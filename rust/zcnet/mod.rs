@@ -11,7 +11,11 @@
 //!   `scripts/gen-bindings.sh` for the target kernel.
 //! - [`counters`]: named event counters, shown through debugfs now and through
 //!   `ethtool -S` / sysfs by the drivers that use them.
-//! - [`ulp`]: TCP upper-layer protocol registration (`setsockopt(TCP_ULP)`).
+//! - [`ulp`]: TCP upper-layer protocols (`setsockopt(TCP_ULP)`), taking over
+//!   a socket's data calls when they implement them.
+//! - [`mapdev`], [`pageref`]: a device of driver-owned shared mappings with
+//!   copy-on-write decided at fault time, and shared page references.
+//! - [`netstat`]: network namespaces and per-namespace `/proc/net` counters.
 //! - [`rtnl`]: rtnetlink link kinds (`ip link add ... type KIND`).
 //! - [`helpers`]: the C helpers linked into each .ko.
 //! - [`netdev`], [`skbuff`], [`page`], [`bh`]: network devices, socket
@@ -24,8 +28,11 @@ pub mod counters;
 pub mod errno;
 pub mod ext;
 pub mod helpers;
+pub mod mapdev;
 pub mod netdev;
+pub mod netstat;
 pub mod page;
+pub mod pageref;
 pub mod rtnl;
 pub mod skbuff;
 pub mod stacked;

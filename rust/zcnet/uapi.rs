@@ -9,6 +9,16 @@ use kernel::transmute::{AsBytes, FromBytes};
 /// `struct zcfrag_admission`: the explicit admission ioctl's record.
 pub use ext::zcfrag_admission as ZcfragAdmission;
 
+/// `struct zcsock_stats`: a zcsock socket's counters (`getsockopt`).
+pub use ext::zcsock_stats;
+
+// The header's layout: six `__u64`, no padding.
+const _: () = assert!(core::mem::size_of::<zcsock_stats>() == 48);
+
+// SAFETY: `struct zcsock_stats` is six `u64` without padding (asserted
+// above), no interior mutability: all of its bytes are initialised.
+unsafe impl AsBytes for zcsock_stats {}
+
 /// `enum zcfrag_adm_cmd`.
 pub mod adm_cmd {
     use super::ext;

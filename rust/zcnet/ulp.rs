@@ -4,11 +4,21 @@
 //!
 //! A ULP is what `setsockopt(fd, SOL_TCP, TCP_ULP, "name")` attaches to a TCP
 //! socket, the way kTLS (`net/tls/tls_main.c`) does. zcsock and zcddp are turned
-//! on per socket this way.
+//! on per socket this way. A ULP that implements [`Ulp::sendmsg`] takes over
+//! the socket's data calls: the socket's `struct proto` becomes a copy of
+//! TCP's with sendmsg, recvmsg and the options of level [`Ulp::SOL`] sent to
+//! the ULP (`rust/helpers/tcp_ulp.c`).
+//!
+//! Each socket has a context ([`Ulp::Ctx`]) from [`Ulp::init`] or, for a
+//! socket a listener accepted, [`Ulp::clone`]; it is freed after an RCU grace
+//! period once TCP lets the ULP go, so a clone running beside the listener's
+//! teardown still reads it safely.
 //!
 //! C header: [`include/net/tcp.h`](srctree/include/net/tcp.h)
 
 use super::ext;
+use super::netstat::Net;
+use super::pageref::PageRef;
 use core::marker::PhantomData;
 use kernel::{bindings, error::from_result, error::to_result, ffi, prelude::*, types::Opaque};
 
@@ -19,27 +29,169 @@ const NAME_MAX: usize = 16;
 ///
 /// # Invariants
 ///
-/// The wrapped `struct sock` is a live TCP socket, locked by the caller of the
-/// callback for the callback's duration.
+/// The wrapped `struct sock` is a live TCP socket for the duration of the
+/// callback.
 #[repr(transparent)]
 pub struct TcpSock(Opaque<bindings::sock>);
 
 impl TcpSock {
+    /// # Safety
+    ///
+    /// `sk` is a live TCP socket for `'a`.
+    unsafe fn from_raw<'a>(sk: *mut bindings::sock) -> &'a Self {
+        // SAFETY: The caller guarantees validity; `TcpSock` is transparent.
+        unsafe { &*sk.cast::<Self>() }
+    }
+
     /// The raw socket pointer, for the other abstractions of this layer.
-    #[allow(dead_code)]
     pub(crate) fn as_raw(&self) -> *mut bindings::sock {
         self.0.get()
+    }
+
+    /// The socket's network namespace.
+    pub fn net(&self) -> Net<'_> {
+        // SAFETY: A live socket holds its namespace.
+        unsafe { Net::from_raw(ext::zcnet_helper_sock_net(self.as_raw())) }
+    }
+
+    /// Locks the socket (`lock_sock`) until the guard drops. May sleep.
+    pub fn lock(&self) -> SockGuard<'_> {
+        // SAFETY: The socket is live; the guard releases it.
+        unsafe { ext::zcnet_helper_lock_sock(self.as_raw()) };
+        SockGuard(self)
+    }
+
+    /// TCP's own `sendmsg` (copies from the caller).
+    pub fn base_sendmsg(&self, msg: &mut Msg, size: usize) -> i32 {
+        // SAFETY: The socket is live; `msg` is the caller's message.
+        unsafe { ext::zcnet_helper_tcp_base_sendmsg(self.as_raw(), msg.0, size) }
+    }
+
+    /// TCP's own `recvmsg`.
+    pub fn base_recvmsg(&self, msg: &mut Msg, len: usize, flags: i32) -> i32 {
+        // SAFETY: The socket is live; `msg` is the caller's, passed through.
+        unsafe { ext::zcnet_helper_tcp_base_recvmsg(self.as_raw(), msg.0, len, flags) }
+    }
+}
+
+/// A locked socket (`lock_sock` held), the context of TCP's `*_locked` calls.
+pub struct SockGuard<'a>(&'a TcpSock);
+
+impl SockGuard<'_> {
+    /// Sends `len` bytes of the caller's memory at `uaddr`, copied
+    /// (`tcp_sendmsg_locked`): bytes sent, or the error when none was.
+    pub fn send_user(&self, uaddr: usize, len: usize, flags: u32) -> Result<usize> {
+        // SAFETY: The socket is locked by this guard; the helper imports
+        // `uaddr` as a user buffer (checked by the copy).
+        let r = unsafe { ext::zcnet_helper_tcp_send_user(self.0.as_raw(), uaddr, len, flags) };
+        to_len(r)
+    }
+
+    /// Sends whole pages by reference (`MSG_SPLICE_PAGES`): TCP takes its
+    /// own references; bytes sent, or the error when none was.
+    pub fn send_pages(&self, pages: &[PageRef], flags: u32) -> Result<usize> {
+        let mut raw = [core::ptr::null_mut::<bindings::page>(); SEND_PAGES_MAX];
+        let n = pages.len().min(SEND_PAGES_MAX);
+        for (r, p) in raw.iter_mut().zip(pages.iter()) {
+            *r = p.as_raw();
+        }
+        // SAFETY: The socket is locked by this guard; `raw[..n]` are pages we
+        // hold references to for the call.
+        let r = unsafe {
+            ext::zcnet_helper_tcp_send_pages(self.0.as_raw(), raw.as_mut_ptr(), n as u32, flags)
+        };
+        to_len(r)
+    }
+}
+
+impl Drop for SockGuard<'_> {
+    fn drop(&mut self) {
+        // SAFETY: `lock` took the lock this guard releases.
+        unsafe { ext::zcnet_helper_release_sock(self.0.as_raw()) };
+    }
+}
+
+/// Pages [`SockGuard::send_pages`] sends at once.
+pub const SEND_PAGES_MAX: usize = 16;
+
+fn to_len(r: i32) -> Result<usize> {
+    if r < 0 {
+        Err(Error::from_errno(r))
+    } else {
+        Ok(r as usize)
+    }
+}
+
+/// A message handed to `sendmsg`/`recvmsg`.
+///
+/// # Invariants
+///
+/// `self.0` is the caller's live `struct msghdr` for the callback.
+pub struct Msg(*mut bindings::msghdr);
+
+impl Msg {
+    /// A plain send from one user buffer (no address, no control data, no
+    /// special flag): its address, length and flags.
+    pub fn plain_user(&self) -> Option<(usize, usize, u32)> {
+        let (mut a, mut l, mut f) = (0, 0, 0);
+        // SAFETY: By the type invariant the message is live.
+        unsafe { ext::zcnet_helper_msg_plain_user(self.0, &mut a, &mut l, &mut f) }
+            .then_some((a, l, f))
     }
 }
 
 /// An upper-layer protocol over TCP.
+#[vtable]
 pub trait Ulp: Sync + 'static {
     /// The name `setsockopt(TCP_ULP)` selects it by (at most 15 bytes).
     const NAME: &'static CStr;
+    /// The socket level of the ULP's own options.
+    const SOL: i32 = 0;
+    /// Per-socket state.
+    type Ctx: Send + Sync;
 
-    /// Attaches the protocol to `sk`. An error is returned to the caller of
-    /// `setsockopt` and leaves the socket as it was.
-    fn init(sk: &TcpSock) -> Result;
+    /// Attaches the protocol to `sk` (locked): its state. An error goes to
+    /// the caller of `setsockopt` and leaves the socket as it was.
+    fn init(sk: &TcpSock) -> Result<Self::Ctx>;
+
+    /// State for `newsk`, accepted by a listener whose state is `parent`
+    /// (softirq: no sleeping). `None` leaves it plain TCP.
+    fn clone(_parent: &Self::Ctx, _newsk: &TcpSock) -> Option<Self::Ctx> {
+        None
+    }
+
+    /// The socket lets the ULP go (its last act: the socket is being destroyed).
+    fn release(_sk: &TcpSock, _ctx: &Self::Ctx) {}
+
+    /// `sendmsg`: bytes sent or a negative errno. Implementing it takes
+    /// over the socket's data calls.
+    fn sendmsg(sk: &TcpSock, _ctx: &Self::Ctx, msg: &mut Msg, size: usize) -> i32 {
+        sk.base_sendmsg(msg, size)
+    }
+
+    /// `recvmsg`: bytes received or a negative errno.
+    fn recvmsg(sk: &TcpSock, _ctx: &Self::Ctx, msg: &mut Msg, len: usize, flags: i32) -> i32 {
+        sk.base_recvmsg(msg, len, flags)
+    }
+
+    /// `setsockopt(SOL, name)` with the value's bytes (at most 64), socket locked.
+    fn setopt(_sk: &TcpSock, _ctx: &Self::Ctx, _name: i32, _val: &[u8]) -> Result {
+        Err(super::errno::enoprotoopt())
+    }
+
+    /// `getsockopt(SOL, name)` into `out` (64 bytes), socket locked: the
+    /// length written.
+    fn getopt(_sk: &TcpSock, _ctx: &Self::Ctx, _name: i32, _out: &mut [u8]) -> Result<usize> {
+        Err(super::errno::enoprotoopt())
+    }
+}
+
+/// A socket's state as the ULP data pointer holds it: freed after an RCU
+/// grace period.
+#[repr(C)]
+struct Holder<C> {
+    rcu: Opaque<bindings::callback_head>,
+    ctx: C,
 }
 
 /// A registered ULP; unregistered on drop.
@@ -61,6 +213,14 @@ unsafe impl<T: Ulp> Send for Registration<T> {}
 unsafe impl<T: Ulp> Sync for Registration<T> {}
 
 impl<T: Ulp> Registration<T> {
+    const CBS: ext::zcnet_tcp_ulp_cbs = ext::zcnet_tcp_ulp_cbs {
+        sol: T::SOL,
+        sendmsg: Some(Adapter::<T>::sendmsg_cb),
+        recvmsg: Some(Adapter::<T>::recvmsg_cb),
+        setopt: Some(Adapter::<T>::setopt_cb),
+        getopt: Some(Adapter::<T>::getopt_cb),
+    };
+
     /// Registers `T` as the ULP `T::NAME`, owned by `module`.
     pub fn register(module: &'static ThisModule) -> impl PinInit<Self, Error> {
         const {
@@ -69,6 +229,10 @@ impl<T: Ulp> Registration<T> {
                 "ULP name too long"
             )
         };
+        if T::HAS_SENDMSG {
+            // SAFETY: `CBS` is static; set once before the ULP can be attached.
+            unsafe { ext::zcnet_helper_tcp_ulp_set_cbs(&Self::CBS) };
+        }
         try_pin_init!(Self {
             ops <- Opaque::try_ffi_init(move |slot: *mut ext::tcp_ulp_ops| {
                 let mut ops = ext::tcp_ulp_ops::default();
@@ -76,7 +240,9 @@ impl<T: Ulp> Registration<T> {
                     *d = *s as ffi::c_char;
                 }
                 ops.owner = module.as_ptr();
-                ops.init = Some(init_callback::<T>);
+                ops.init = Some(Adapter::<T>::init_cb);
+                ops.release = Some(Adapter::<T>::release_cb);
+                ops.clone = Some(Adapter::<T>::clone_cb);
                 // SAFETY: The initializer may write to `slot`.
                 unsafe { slot.write(ops) };
                 // SAFETY: `slot` holds a fully initialised ops table in pinned memory
@@ -96,18 +262,230 @@ impl<T: Ulp> PinnedDrop for Registration<T> {
         // waits for an RCU grace period, after which no lookup sees it; sockets
         // that use it hold a reference on the module, so it cannot unload under them.
         unsafe { ext::tcp_unregister_ulp(self.ops.get()) };
+        // SAFETY: No argument; waits for the state frees queued by `release_cb`,
+        // whose callback is this module's code.
+        unsafe { bindings::rcu_barrier() };
     }
 }
 
-/// # Safety
-///
-/// Called by the TCP stack with a valid, locked TCP socket.
-unsafe extern "C" fn init_callback<T: Ulp>(sk: *mut bindings::sock) -> ffi::c_int {
-    from_result(|| {
-        // SAFETY: `sk` is valid and locked for the duration of this call, and
-        // `TcpSock` is a transparent wrapper over `struct sock`.
-        let sk = unsafe { &*sk.cast::<TcpSock>() };
-        T::init(sk)?;
-        Ok(0)
-    })
+struct Adapter<T: Ulp>(PhantomData<T>);
+
+impl<T: Ulp> Adapter<T> {
+    /// The state of `sk`, if it has one.
+    ///
+    /// # Safety
+    ///
+    /// `sk` is a live socket of this ULP, in a callback of it.
+    unsafe fn ctx<'a>(sk: *mut bindings::sock) -> Option<&'a T::Ctx> {
+        // SAFETY: The caller guarantees `sk`; its ULP data is null or a
+        // `Holder<T::Ctx>` of ours, freed only after `release_cb` and a grace
+        // period, which the socket's callbacks do not overlap.
+        let h = unsafe { ext::zcnet_helper_tcp_ulp_ctx(sk) }.cast::<Holder<T::Ctx>>();
+        // SAFETY: As above.
+        unsafe { h.as_ref() }.map(|h| &h.ctx)
+    }
+
+    /// Stores `ctx` as the socket's state.
+    ///
+    /// # Safety
+    ///
+    /// `sk` is a live socket of this ULP whose previous state, if any, is not ours to free.
+    unsafe fn set(sk: *mut bindings::sock, ctx: T::Ctx, flags: kernel::alloc::Flags) -> Result {
+        let h = KBox::new(
+            Holder {
+                rcu: Opaque::uninit(),
+                ctx,
+            },
+            flags,
+        )?;
+        // SAFETY: The caller guarantees `sk`; the holder passes to the socket.
+        unsafe { ext::zcnet_helper_tcp_ulp_set_ctx(sk, KBox::into_raw(h).cast()) };
+        Ok(())
+    }
+
+    /// # Safety
+    ///
+    /// Called by the TCP stack with a valid, locked TCP socket.
+    unsafe extern "C" fn init_cb(sk: *mut bindings::sock) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: `sk` is valid and locked for the duration of this call.
+            let s = unsafe { TcpSock::from_raw(sk) };
+            let ctx = T::init(s)?;
+            // SAFETY: A socket gets a ULP once: no state of ours was there.
+            unsafe { Self::set(sk, ctx, GFP_KERNEL) }?;
+            if T::HAS_SENDMSG {
+                // SAFETY: `sk` is valid and locked.
+                let r = unsafe { ext::zcnet_helper_tcp_ulp_install(sk) };
+                if r != 0 {
+                    // SAFETY: The state set above is ours; nothing else saw it
+                    // (the socket is locked and still on TCP's proto).
+                    unsafe { Self::free_now(sk) };
+                    return Err(Error::from_errno(r));
+                }
+            }
+            Ok(0)
+        })
+    }
+
+    /// Frees the socket's state at once (it was never published).
+    ///
+    /// # Safety
+    ///
+    /// `sk`'s state is ours and no other context can see it.
+    unsafe fn free_now(sk: *mut bindings::sock) {
+        // SAFETY: The caller guarantees `sk`.
+        let h = unsafe { ext::zcnet_helper_tcp_ulp_ctx(sk) }.cast::<Holder<T::Ctx>>();
+        // SAFETY: As above.
+        unsafe { ext::zcnet_helper_tcp_ulp_set_ctx(sk, core::ptr::null_mut()) };
+        if !h.is_null() {
+            // SAFETY: `h` came from `KBox::into_raw` in `set`, nobody else holds it.
+            drop(unsafe { KBox::from_raw(h) });
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by TCP when the socket is destroyed (`tcp_cleanup_ulp`).
+    unsafe extern "C" fn release_cb(sk: *mut bindings::sock) {
+        // SAFETY: The caller passes a socket of this ULP, being destroyed.
+        let h = unsafe { ext::zcnet_helper_tcp_ulp_ctx(sk) }.cast::<Holder<T::Ctx>>();
+        if h.is_null() {
+            return;
+        }
+        // SAFETY: `sk` is valid for the call.
+        let s = unsafe { TcpSock::from_raw(sk) };
+        // SAFETY: `h` is our live holder.
+        T::release(s, unsafe { &(*h).ctx });
+        // SAFETY: As above; the socket no longer points to it.
+        unsafe { ext::zcnet_helper_tcp_ulp_set_ctx(sk, core::ptr::null_mut()) };
+        // SAFETY: `h` is ours; `free_rcu` frees it after readers (a clone on
+        // another CPU) are done. `rcu` is the first field of the `repr(C)` holder.
+        unsafe { bindings::call_rcu((*h).rcu.get(), Some(Self::free_rcu)) };
+    }
+
+    /// # Safety
+    ///
+    /// RCU calls it with the `rcu` field of a holder `release_cb` queued.
+    unsafe extern "C" fn free_rcu(head: *mut bindings::callback_head) {
+        // SAFETY: `rcu` is the first field of the `repr(C)` holder, which came
+        // from `KBox::into_raw`.
+        drop(unsafe { KBox::from_raw(head.cast::<Holder<T::Ctx>>()) });
+    }
+
+    /// # Safety
+    ///
+    /// Called by TCP for a socket a listener of this ULP accepted; its ULP data
+    /// still points to the listener's state.
+    unsafe extern "C" fn clone_cb(
+        _req: *const bindings::request_sock,
+        newsk: *mut bindings::sock,
+        _prio: bindings::gfp_t,
+    ) {
+        // SAFETY: `newsk` is the new socket; its data is the listener's
+        // holder, alive for the RCU read side this softirq runs in.
+        let parent = unsafe { Self::ctx(newsk) };
+        // SAFETY: Not ours to free: the listener's.
+        unsafe { ext::zcnet_helper_tcp_ulp_set_ctx(newsk, core::ptr::null_mut()) };
+        // SAFETY: `newsk` is valid for the call.
+        let s = unsafe { TcpSock::from_raw(newsk) };
+        if let Some(ctx) = parent.and_then(|p| T::clone(p, s)) {
+            // SAFETY: `newsk` has no state now. Without memory it stays without.
+            let _ = unsafe { Self::set(newsk, ctx, GFP_ATOMIC) };
+        }
+    }
+
+    /// # Safety
+    ///
+    /// The ULP proto's sendmsg: a live socket and message.
+    unsafe extern "C" fn sendmsg_cb(
+        sk: *mut bindings::sock,
+        ctx: *mut ffi::c_void,
+        msg: *mut bindings::msghdr,
+        size: usize,
+    ) -> ffi::c_int {
+        // SAFETY: The socket is live for the call.
+        let s = unsafe { TcpSock::from_raw(sk) };
+        let mut m = Msg(msg);
+        // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
+        match unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
+            Some(h) => T::sendmsg(s, &h.ctx, &mut m, size),
+            None => s.base_sendmsg(&mut m, size),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// The ULP proto's recvmsg: a live socket and message.
+    unsafe extern "C" fn recvmsg_cb(
+        sk: *mut bindings::sock,
+        ctx: *mut ffi::c_void,
+        msg: *mut bindings::msghdr,
+        len: usize,
+        flags: ffi::c_int,
+    ) -> ffi::c_int {
+        // SAFETY: The socket is live for the call.
+        let s = unsafe { TcpSock::from_raw(sk) };
+        let mut m = Msg(msg);
+        // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
+        match unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
+            Some(h) => T::recvmsg(s, &h.ctx, &mut m, len, flags),
+            None => s.base_recvmsg(&mut m, len, flags),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// The ULP proto's setsockopt at level `SOL`: a live, locked socket and
+    /// `len` readable bytes at `val`.
+    unsafe extern "C" fn setopt_cb(
+        sk: *mut bindings::sock,
+        ctx: *mut ffi::c_void,
+        name: ffi::c_int,
+        val: *const ffi::c_void,
+        len: ffi::c_uint,
+    ) -> ffi::c_int {
+        // SAFETY: The socket is live for the call; `val` holds `len` bytes.
+        let (s, v) = unsafe {
+            (
+                TcpSock::from_raw(sk),
+                core::slice::from_raw_parts(val.cast::<u8>(), len as usize),
+            )
+        };
+        // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
+        match unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
+            Some(h) => match T::setopt(s, &h.ctx, name, v) {
+                Ok(()) => 0,
+                Err(e) => e.to_errno(),
+            },
+            None => super::errno::enoprotoopt().to_errno(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// The ULP proto's getsockopt at level `SOL`: a live, locked socket and
+    /// `len` writable bytes at `val`.
+    unsafe extern "C" fn getopt_cb(
+        sk: *mut bindings::sock,
+        ctx: *mut ffi::c_void,
+        name: ffi::c_int,
+        val: *mut ffi::c_void,
+        len: ffi::c_uint,
+    ) -> ffi::c_int {
+        // SAFETY: The socket is live for the call; `val` has room for `len` bytes.
+        let (s, out) = unsafe {
+            (
+                TcpSock::from_raw(sk),
+                core::slice::from_raw_parts_mut(val.cast::<u8>(), len as usize),
+            )
+        };
+        // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
+        match unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
+            Some(h) => match T::getopt(s, &h.ctx, name, out) {
+                Ok(n) => n.min(len as usize) as ffi::c_int,
+                Err(e) => e.to_errno(),
+            },
+            None => super::errno::enoprotoopt().to_errno(),
+        }
+    }
 }

@@ -6,29 +6,8 @@
 
 use crate::wire::spec;
 
-/// Declares the counter table: an index constant per counter in `c`, the
-/// number of counters and their names, in one order.
-macro_rules! counters {
-    ($($idx:ident = $name:literal,)*) => {
-        #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
-        #[repr(usize)]
-        enum Idx { $($idx,)* Count }
-
-        /// Counter indices, in `ethtool -S` order.
-        #[allow(dead_code)]
-        pub(crate) mod c {
-            $(pub(crate) const $idx: usize = super::Idx::$idx as usize;)*
-        }
-
-        /// How many counters the device has.
-        pub(crate) const NCOUNTERS: usize = Idx::Count as usize;
-
-        /// The counters' names (`ethtool -S zf0`), in index order.
-        pub(crate) static NAMES: [&str; NCOUNTERS] = [$($name,)*];
-    };
-}
-
-counters! {
+crate::zcnet::counters::counter_table! {
+    mod c; count NCOUNTERS; names NAMES: &str;
     RX_FRAMES = "rx_frames",
     RX_IPV4_FRAGMENTS = "rx_ipv4_fragments",
     TX_PASSTHROUGH = "tx_passthrough",

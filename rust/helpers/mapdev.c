@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Driver-owned shared mappings (see mapdev.h): the misc device, its mmap()
+ * and vm_operations. One mapping per open file; the file's pages get their
+ * own range of file offsets (vm_pgoff), so that unmap_mapping_range() on the
+ * device's address_space reaches exactly the mappings of that file's pages,
+ * in every process that shares them after fork().
+ */
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/module.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/highmem.h>
+#include <net/net_namespace.h>
+
+#include "mapdev.h"
+
+struct zcnet_mapdev_file {
+	struct file *file;
+	void *priv;			/* the driver's, after the mmap */
+	unsigned long base;		/* vm_pgoff of page 0 */
+	unsigned long npages;
+	struct mm_struct *mm;		/* charged RLIMIT_MEMLOCK (mmgrab) */
+	struct mutex lock;		/* serialises mmap against mmap */
+};
+
+static const struct zcnet_mapdev_ops *zcnet_mapdev_ops;
+static atomic_long_t zcnet_mapdev_next;
+/* 2^24 pages (64 GiB with 4 KiB pages) of file offsets per open file. */
+#define ZCNET_MAPDEV_SHIFT 24
+
+static const struct vm_operations_struct zcnet_mapdev_vm_ops;
+
+static struct zcnet_mapdev_file *zcnet_mapdev_of(struct vm_area_struct *vma,
+						  unsigned long pgoff, unsigned long *idx)
+{
+	struct zcnet_mapdev_file *f = vma->vm_file->private_data;
+
+	if (pgoff < f->base || pgoff - f->base >= f->npages)
+		return NULL;
+	*idx = pgoff - f->base;
+	return f;
+}
+
+static vm_fault_t zcnet_mapdev_fault(struct vm_fault *vmf)
+{
+	struct zcnet_mapdev_file *f;
+	unsigned long idx;
+	long r;
+
+	f = zcnet_mapdev_of(vmf->vma, vmf->pgoff, &idx);
+	if (!f)
+		return VM_FAULT_SIGBUS;
+	r = zcnet_mapdev_ops->fault(f->priv, idx, vmf->flags & FAULT_FLAG_WRITE, vmf);
+	if (r < 0)
+		return r == -ENOMEM ? VM_FAULT_OOM : VM_FAULT_SIGBUS;
+	return (vm_fault_t)r;
+}
+
+unsigned int zcnet_helper_mapdev_insert(void *p, unsigned long pfn, bool write)
+{
+	struct vm_fault *vmf = p;
+	struct vm_area_struct *vma = vmf->vma;
+	/*
+	 * vm_page_prot is read-only (pfn_mkwrite makes the core ask before a
+	 * write); a write fault maps the page writable at once.
+	 */
+	pgprot_t prot = write ? vm_get_page_prot(vma->vm_flags) : vma->vm_page_prot;
+
+	return vmf_insert_pfn_prot(vma, vmf->address, pfn, prot);
+}
+
+static vm_fault_t zcnet_mapdev_pfn_mkwrite(struct vm_fault *vmf)
+{
+	struct zcnet_mapdev_file *f;
+	unsigned long idx;
+	int r;
+
+	f = zcnet_mapdev_of(vmf->vma, vmf->pgoff, &idx);
+	if (!f)
+		return VM_FAULT_SIGBUS;
+	r = zcnet_mapdev_ops->mkwrite(f->priv, idx);
+	if (r < 0)
+		return r == -ENOMEM ? VM_FAULT_OOM : VM_FAULT_SIGBUS;
+	/* Another page is there now: the old mapping is gone, retry. */
+	return r ? VM_FAULT_NOPAGE : 0;
+}
+
+static const struct vm_operations_struct zcnet_mapdev_vm_ops = {
+	.fault = zcnet_mapdev_fault,
+	.pfn_mkwrite = zcnet_mapdev_pfn_mkwrite,
+};
+
+static int zcnet_mapdev_open(struct inode *inode, struct file *file)
+{
+	struct zcnet_mapdev_file *f = kzalloc(sizeof(*f), GFP_KERNEL);
+
+	if (!f)
+		return -ENOMEM;
+	mutex_init(&f->lock);
+	f->file = file;
+	file->private_data = f;
+	return 0;
+}
+
+static int zcnet_mapdev_release(struct inode *inode, struct file *file)
+{
+	struct zcnet_mapdev_file *f = file->private_data;
+
+	/* Every mapping holds the file: none is left. */
+	if (f->priv) {
+		zcnet_mapdev_ops->destroy(f->priv);
+		account_locked_vm(f->mm, f->npages, false);
+		mmdrop(f->mm);
+	}
+	kfree(f);
+	return 0;
+}
+
+static int zcnet_mapdev_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct zcnet_mapdev_file *f = file->private_data;
+	unsigned long npages = vma_pages(vma);
+	void *priv;
+	int err;
+
+	if (!(vma->vm_flags & VM_SHARED)) {
+		pr_warn_ratelimited("%s: a region needs MAP_SHARED\n", KBUILD_MODNAME);
+		return -EINVAL;
+	}
+	if (vma->vm_pgoff) {
+		pr_warn_ratelimited("%s: a region is mapped from offset 0\n", KBUILD_MODNAME);
+		return -EINVAL;
+	}
+	if (npages == 0 || npages > (1UL << ZCNET_MAPDEV_SHIFT))
+		return -EINVAL;
+	mutex_lock(&f->lock);
+	if (f->priv) {
+		mutex_unlock(&f->lock);
+		pr_warn_ratelimited("%s: one region per open file; open the device again\n",
+				    KBUILD_MODNAME);
+		return -EBUSY;
+	}
+	/* mmap() holds the mapping lock for writing. */
+	err = __account_locked_vm(current->mm, npages, true, current,
+				  capable(CAP_IPC_LOCK));
+	if (err) {
+		mutex_unlock(&f->lock);
+		pr_warn_ratelimited("%s: a region of %lu pages exceeds RLIMIT_MEMLOCK of %s[%d]\n",
+				    KBUILD_MODNAME, npages, current->comm, task_pid_nr(current));
+		return -EAGAIN;
+	}
+	f->base = atomic_long_inc_return(&zcnet_mapdev_next) << ZCNET_MAPDEV_SHIFT;
+	f->npages = npages;
+	priv = zcnet_mapdev_ops->create(npages, current->nsproxy->net_ns, f);
+	if (IS_ERR(priv)) {
+		__account_locked_vm(current->mm, npages, false, current, false);
+		mutex_unlock(&f->lock);
+		if (PTR_ERR(priv) == -ENOMEM)
+			pr_warn_ratelimited("%s: no memory for a region of %lu pages\n",
+					    KBUILD_MODNAME, npages);
+		return PTR_ERR(priv);
+	}
+	f->priv = priv;
+	f->mm = current->mm;
+	mmgrab(f->mm);
+	mutex_unlock(&f->lock);
+	vma->vm_pgoff = f->base;
+	vm_flags_set(vma, VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_ops = &zcnet_mapdev_vm_ops;
+	return 0;
+}
+
+static const struct file_operations zcnet_mapdev_fops = {
+	.owner = THIS_MODULE,
+	.open = zcnet_mapdev_open,
+	.release = zcnet_mapdev_release,
+	.mmap = zcnet_mapdev_mmap,
+};
+
+static struct miscdevice zcnet_mapdev_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.fops = &zcnet_mapdev_fops,
+	.mode = 0666,
+};
+
+int zcnet_helper_mapdev_register(const char *name, const struct zcnet_mapdev_ops *ops)
+{
+	zcnet_mapdev_ops = ops;
+	zcnet_mapdev_misc.name = name;
+	return misc_register(&zcnet_mapdev_misc);
+}
+
+void zcnet_helper_mapdev_unregister(void)
+{
+	misc_deregister(&zcnet_mapdev_misc);
+}
+
+void zcnet_helper_mapdev_zap(void *map, unsigned long idx, unsigned long n)
+{
+	struct zcnet_mapdev_file *f = map;
+
+	unmap_mapping_range(f->file->f_mapping, (loff_t)(f->base + idx) << PAGE_SHIFT,
+			    (loff_t)n << PAGE_SHIFT, 1);
+}
+
+long zcnet_helper_mapdev_grab(unsigned long uaddr, unsigned long max, struct page **pages)
+{
+	struct mm_struct *mm = current->mm;
+	struct zcnet_mapdev_file *f;
+	struct vm_area_struct *vma;
+	unsigned long idx, n;
+	long got = 0;
+
+	if (!mm || !max || offset_in_page(uaddr))
+		return 0;
+	mmap_read_lock(mm);
+	vma = vma_lookup(mm, uaddr);
+	if (!vma || vma->vm_ops != &zcnet_mapdev_vm_ops)
+		goto out;
+	f = zcnet_mapdev_of(vma, vma->vm_pgoff + ((uaddr - vma->vm_start) >> PAGE_SHIFT), &idx);
+	if (!f)
+		goto out;
+	n = min(max, (vma->vm_end - uaddr) >> PAGE_SHIFT);
+	got = zcnet_mapdev_ops->grab(f->priv, idx, n, pages);
+	if (got > 0)
+		zcnet_helper_mapdev_zap(f, idx, got);
+out:
+	mmap_read_unlock(mm);
+	return got;
+}
+
+int zcnet_helper_page_refs(struct page *page)
+{
+	return page_ref_count(page);
+}
+
+void zcnet_helper_copy_page(struct page *to, struct page *from)
+{
+	copy_highpage(to, from);
+}
+
+unsigned long zcnet_helper_page_pfn(struct page *page)
+{
+	return page_to_pfn(page);
+}
+
+struct page *zcnet_helper_alloc_page_zeroed(void)
+{
+	return alloc_page(GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN);
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A character device whose mmap() gives memory the driver owns page by page
+ * (rust/zcnet/mapdev.rs): the pages are mapped with VM_PFNMAP (so mappings
+ * take no page references and get_user_pages refuses them), every page can be
+ * write-protected in every mapping at once (fork() children included), and
+ * each fault asks the driver which page to map and whether writing is allowed.
+ */
+#ifndef ZCNET_MAPDEV_H
+#define ZCNET_MAPDEV_H
+
+#include <linux/types.h>
+
+struct page;
+struct net;
+
+/* The driver's callbacks; `priv` is what create() returned. */
+struct zcnet_mapdev_ops {
+	/* mmap of npages pages by the current task: the driver's state, or an
+	 * ERR_PTR. */
+	void *(*create)(unsigned long npages, struct net *net, void *map);
+	/* The last mapping and the file are gone. */
+	void (*destroy)(void *priv);
+	/* Maps page idx with zcnet_helper_mapdev_insert(vmf, ...) under the
+	 * driver's lock and returns its result; write: the access writes (the
+	 * driver maps a page nobody else holds). Or -errno. */
+	long (*fault)(void *priv, unsigned long idx, bool write, void *vmf);
+	/* A write to page idx mapped read-only: 0 when it may become writable
+	 * in place, 1 when the driver put another page there (the access
+	 * retries and faults it in), or -errno. */
+	int (*mkwrite)(void *priv, unsigned long idx);
+	/* References on n pages from idx into pages[]: how many (the driver
+	 * holds the pages while the mapping lock is held). */
+	long (*grab)(void *priv, unsigned long idx, unsigned long n, struct page **pages);
+};
+
+/* Registers the misc device /dev/NAME (0666) with these callbacks. */
+int zcnet_helper_mapdev_register(const char *name, const struct zcnet_mapdev_ops *ops);
+void zcnet_helper_mapdev_unregister(void);
+/*
+ * Removes page idx..idx+n of the mapping `map` (create()'s argument) from
+ * every process's page tables, so the next access faults.
+ */
+void zcnet_helper_mapdev_zap(void *map, unsigned long idx, unsigned long n);
+/*
+ * Up to max whole pages of the current task's memory from the page-aligned
+ * user address uaddr, when they lie in one mapping of this device: each
+ * page's reference in pages[] and every mapping of it write-protected (so a
+ * later write faults and gets its own copy while the page is held). The
+ * count, 0 when uaddr is not in such a mapping, or -errno.
+ */
+long zcnet_helper_mapdev_grab(unsigned long uaddr, unsigned long max, struct page **pages);
+
+/* Maps pfn at the faulting address: writable when `write`, else read-only.
+ * The vm_fault_t for the fault handler to return. */
+unsigned int zcnet_helper_mapdev_insert(void *vmf, unsigned long pfn, bool write);
+
+/* page_ref_count(page) */
+int zcnet_helper_page_refs(struct page *page);
+/* copy_highpage(to, from) */
+void zcnet_helper_copy_page(struct page *to, struct page *from);
+/* page_to_pfn(page) */
+unsigned long zcnet_helper_page_pfn(struct page *page);
+/* alloc_page(GFP_KERNEL | __GFP_ZERO) */
+struct page *zcnet_helper_alloc_page_zeroed(void);
+#endif

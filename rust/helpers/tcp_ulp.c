@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+/* TCP upper-layer protocol data calls (see tcp_ulp.h). */
+#include <linux/bvec.h>
+#include <linux/mutex.h>
+#include <linux/socket.h>
+#include <linux/uio.h>
+#include <net/inet_connection_sock.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "tcp_ulp.h"
+
+static const struct zcnet_tcp_ulp_cbs *zcnet_ulp_cbs;
+/* TCP's proto per family as first seen, and the ULP's copy of it. */
+enum { ZCNET_ULP_V4, ZCNET_ULP_V6, ZCNET_ULP_FAMILIES };
+static struct proto *zcnet_ulp_base[ZCNET_ULP_FAMILIES];
+static struct proto zcnet_ulp_prot[ZCNET_ULP_FAMILIES];
+static DEFINE_MUTEX(zcnet_ulp_mutex);
+
+static struct proto *zcnet_ulp_base_of(const struct sock *sk)
+{
+	return smp_load_acquire(&zcnet_ulp_base[sk->sk_family == AF_INET6 ?
+						ZCNET_ULP_V6 : ZCNET_ULP_V4]);
+}
+
+void zcnet_helper_tcp_ulp_set_cbs(const struct zcnet_tcp_ulp_cbs *cbs)
+{
+	zcnet_ulp_cbs = cbs;
+}
+
+void *zcnet_helper_tcp_ulp_ctx(const struct sock *sk)
+{
+	return inet_csk(sk)->icsk_ulp_data;
+}
+
+void zcnet_helper_tcp_ulp_set_ctx(struct sock *sk, void *ctx)
+{
+	rcu_assign_pointer(inet_csk(sk)->icsk_ulp_data, ctx);
+}
+
+int zcnet_helper_tcp_base_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
+{
+	return zcnet_ulp_base_of(sk)->sendmsg(sk, msg, size);
+}
+
+int zcnet_helper_tcp_base_recvmsg(struct sock *sk, struct msghdr *msg, size_t len, int flags)
+{
+	return zcnet_ulp_base_of(sk)->recvmsg(sk, msg, len, flags);
+}
+
+static int zcnet_ulp_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
+{
+	return zcnet_ulp_cbs->sendmsg(sk, inet_csk(sk)->icsk_ulp_data, msg, size);
+}
+
+static int zcnet_ulp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len, int flags)
+{
+	return zcnet_ulp_cbs->recvmsg(sk, inet_csk(sk)->icsk_ulp_data, msg, len, flags);
+}
+
+#define ZCNET_ULP_OPT_MAX 64
+
+static int zcnet_ulp_setsockopt(struct sock *sk, int level, int optname, sockptr_t optval,
+				unsigned int optlen)
+{
+	u8 buf[ZCNET_ULP_OPT_MAX];
+	int err;
+
+	if (level != zcnet_ulp_cbs->sol)
+		return zcnet_ulp_base_of(sk)->setsockopt(sk, level, optname, optval, optlen);
+	if (optlen > sizeof(buf))
+		return -EINVAL;
+	if (copy_from_sockptr(buf, optval, optlen))
+		return -EFAULT;
+	lock_sock(sk);
+	err = zcnet_ulp_cbs->setopt(sk, inet_csk(sk)->icsk_ulp_data, optname, buf, optlen);
+	release_sock(sk);
+	return err;
+}
+
+static int zcnet_ulp_getsockopt(struct sock *sk, int level, int optname, char __user *optval,
+				int __user *optlen)
+{
+	u8 buf[ZCNET_ULP_OPT_MAX] = {};
+	int len, r;
+
+	if (level != zcnet_ulp_cbs->sol)
+		return zcnet_ulp_base_of(sk)->getsockopt(sk, level, optname, optval, optlen);
+	if (get_user(len, optlen))
+		return -EFAULT;
+	if (len < 0)
+		return -EINVAL;
+	lock_sock(sk);
+	r = zcnet_ulp_cbs->getopt(sk, inet_csk(sk)->icsk_ulp_data, optname, buf, sizeof(buf));
+	release_sock(sk);
+	if (r < 0)
+		return r;
+	len = min(len, r);
+	if (copy_to_user(optval, buf, len) || put_user(len, optlen))
+		return -EFAULT;
+	return 0;
+}
+
+static void zcnet_ulp_close(struct sock *sk, long timeout)
+{
+	struct proto *base = zcnet_ulp_base_of(sk);
+
+	WRITE_ONCE(sk->sk_prot, base);
+	base->close(sk, timeout);
+}
+
+static void zcnet_ulp_destroy(struct sock *sk)
+{
+	struct proto *base = zcnet_ulp_base_of(sk);
+
+	/* A child destroyed unaccepted never reaches close. */
+	WRITE_ONCE(sk->sk_prot, base);
+	base->destroy(sk);
+}
+
+int zcnet_helper_tcp_ulp_install(struct sock *sk)
+{
+	int fam = sk->sk_family == AF_INET6 ? ZCNET_ULP_V6 : ZCNET_ULP_V4;
+	struct proto *prot = READ_ONCE(sk->sk_prot);
+
+	if (sk->sk_family != AF_INET && sk->sk_family != AF_INET6)
+		return -EOPNOTSUPP;
+	if (unlikely(prot != smp_load_acquire(&zcnet_ulp_base[fam]))) {
+		mutex_lock(&zcnet_ulp_mutex);
+		if (!zcnet_ulp_base[fam]) {
+			/* Only TCP's own proto: not one a BPF sockmap replaced. */
+			if (fam == ZCNET_ULP_V4 && prot != &tcp_prot) {
+				mutex_unlock(&zcnet_ulp_mutex);
+				return -EBUSY;
+			}
+			zcnet_ulp_prot[fam] = *prot;
+			zcnet_ulp_prot[fam].sendmsg = zcnet_ulp_sendmsg;
+			zcnet_ulp_prot[fam].recvmsg = zcnet_ulp_recvmsg;
+			zcnet_ulp_prot[fam].setsockopt = zcnet_ulp_setsockopt;
+			zcnet_ulp_prot[fam].getsockopt = zcnet_ulp_getsockopt;
+			zcnet_ulp_prot[fam].close = zcnet_ulp_close;
+			zcnet_ulp_prot[fam].destroy = zcnet_ulp_destroy;
+			smp_store_release(&zcnet_ulp_base[fam], prot);
+		}
+		mutex_unlock(&zcnet_ulp_mutex);
+		if (prot != zcnet_ulp_base[fam])
+			return -EBUSY;
+	}
+	WRITE_ONCE(sk->sk_prot, &zcnet_ulp_prot[fam]);
+	return 0;
+}
+
+struct net *zcnet_helper_sock_net(const struct sock *sk)
+{
+	return sock_net(sk);
+}
+
+void zcnet_helper_lock_sock(struct sock *sk)
+{
+	lock_sock(sk);
+}
+
+void zcnet_helper_release_sock(struct sock *sk)
+{
+	release_sock(sk);
+}
+
+bool zcnet_helper_msg_plain_user(const struct msghdr *msg, unsigned long *uaddr,
+				 size_t *len, unsigned int *flags)
+{
+	const struct iov_iter *it = &msg->msg_iter;
+
+	if (msg->msg_name || msg->msg_controllen ||
+	    (msg->msg_flags & (MSG_OOB | MSG_FASTOPEN | MSG_ZEROCOPY | MSG_SPLICE_PAGES)))
+		return false;
+	if (iter_is_ubuf(it)) {
+		*uaddr = (unsigned long)it->ubuf + it->iov_offset;
+		*len = iov_iter_count(it);
+	} else if (iter_is_iovec(it) && it->nr_segs == 1) {
+		*uaddr = (unsigned long)iter_iov(it)->iov_base + it->iov_offset;
+		*len = iov_iter_count(it);
+	} else {
+		return false;
+	}
+	*flags = msg->msg_flags;
+	return true;
+}
+
+int zcnet_helper_tcp_send_user(struct sock *sk, unsigned long uaddr, size_t len,
+			       unsigned int flags)
+{
+	struct msghdr msg = { .msg_flags = flags };
+	int err;
+
+	err = import_ubuf(ITER_SOURCE, (void __user *)uaddr, len, &msg.msg_iter);
+	if (err)
+		return err;
+	return tcp_sendmsg_locked(sk, &msg, len);
+}
+
+#define ZCNET_ULP_SEND_PAGES 16
+
+int zcnet_helper_tcp_send_pages(struct sock *sk, struct page **pages, unsigned int n,
+				unsigned int flags)
+{
+	struct bio_vec bv[ZCNET_ULP_SEND_PAGES];
+	struct msghdr msg = { .msg_flags = flags | MSG_SPLICE_PAGES };
+	unsigned int i;
+
+	if (n > ZCNET_ULP_SEND_PAGES)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		bvec_set_page(&bv[i], pages[i], PAGE_SIZE, 0);
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n, (size_t)n * PAGE_SIZE);
+	return tcp_sendmsg_locked(sk, &msg, (size_t)n * PAGE_SIZE);
+}
+
+void zcnet_helper_put_page_ref(struct page *page)
+{
+	put_page(page);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A TCP upper-layer protocol that takes over a socket's data calls the way
+ * kTLS does (net/tls/tls_main.c): the socket's `struct proto` is replaced by
+ * a copy of TCP's (one per address family) whose sendmsg, recvmsg and the
+ * options of the ULP's own socket level go to the driver; the rest stays TCP.
+ * Close and destroy put TCP's proto back first, so nothing runs through the
+ * copy once the ULP lets the module go.
+ */
+#ifndef ZCNET_TCP_ULP_H
+#define ZCNET_TCP_ULP_H
+
+#include <linux/types.h>
+
+struct sock;
+struct msghdr;
+struct page;
+
+struct zcnet_tcp_ulp_cbs {
+	int sol;	/* the ULP's socket level */
+	/* ctx: the socket's icsk_ulp_data (NULL when the ULP has none). */
+	int (*sendmsg)(struct sock *sk, void *ctx, struct msghdr *msg, size_t size);
+	int (*recvmsg)(struct sock *sk, void *ctx, struct msghdr *msg, size_t len, int flags);
+	/* Options of level `sol`, in kernel buffers of at most 64 bytes:
+	 * get returns the length written or -errno. */
+	int (*setopt)(struct sock *sk, void *ctx, int name, const void *val, unsigned int len);
+	int (*getopt)(struct sock *sk, void *ctx, int name, void *val, unsigned int len);
+};
+
+/* The callbacks, set once before the ULP is registered. */
+void zcnet_helper_tcp_ulp_set_cbs(const struct zcnet_tcp_ulp_cbs *cbs);
+/* In the ULP's init: switch sk to the ULP's proto (0, or -EBUSY when another
+ * layer already replaced TCP's proto). */
+int zcnet_helper_tcp_ulp_install(struct sock *sk);
+void *zcnet_helper_tcp_ulp_ctx(const struct sock *sk);
+void zcnet_helper_tcp_ulp_set_ctx(struct sock *sk, void *ctx);
+/* TCP's own sendmsg / recvmsg for sk (the base proto). */
+int zcnet_helper_tcp_base_sendmsg(struct sock *sk, struct msghdr *msg, size_t size);
+int zcnet_helper_tcp_base_recvmsg(struct sock *sk, struct msghdr *msg, size_t len, int flags);
+/* sock_net(sk) */
+struct net *zcnet_helper_sock_net(const struct sock *sk);
+void zcnet_helper_lock_sock(struct sock *sk);
+void zcnet_helper_release_sock(struct sock *sk);
+/*
+ * A plain send: a user buffer (ITER_UBUF, or an iovec of one segment), no
+ * address, no control data, none of MSG_OOB, MSG_FASTOPEN, MSG_ZEROCOPY,
+ * MSG_SPLICE_PAGES. Its address, length and flags; false otherwise.
+ */
+bool zcnet_helper_msg_plain_user(const struct msghdr *msg, unsigned long *uaddr,
+				 size_t *len, unsigned int *flags);
+/* tcp_sendmsg_locked() of len user bytes at uaddr (copied), socket locked:
+ * bytes sent or -errno. */
+int zcnet_helper_tcp_send_user(struct sock *sk, unsigned long uaddr, size_t len,
+			       unsigned int flags);
+/* tcp_sendmsg_locked() of n whole pages by reference (MSG_SPLICE_PAGES),
+ * socket locked: bytes sent or -errno. The caller keeps its references. */
+int zcnet_helper_tcp_send_pages(struct sock *sk, struct page **pages, unsigned int n,
+				unsigned int flags);
+/* put_page() */
+void zcnet_helper_put_page_ref(struct page *page);
+#endif

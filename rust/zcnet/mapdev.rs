@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A character device whose `mmap()` gives memory the driver owns page by
+//! page, shared by every mapping (fork() children included), with
+//! copy-on-write decided by the driver at fault time.
+//!
+//! The C side (`rust/helpers/mapdev.c`) owns the file and VM operations; this
+//! file turns its callbacks into a [`MapDevice`] implementation.
+//!
+//! C header: [`include/linux/mm.h`](srctree/include/linux/mm.h)
+
+use super::ext;
+use super::netstat::NetRef;
+use super::pageref::PageRef;
+use core::{marker::PhantomData, pin::Pin, ptr::NonNull};
+use kernel::{bindings, ffi, prelude::*, types::ForeignOwnable};
+
+/// One open file's mapping, as its driver state sees it: what it calls to
+/// take pages out of every process's page tables.
+///
+/// # Invariants
+///
+/// `self.0` is the C side's per-file state, which lives until after the
+/// driver state that holds this handle is destroyed.
+pub struct Map(NonNull<ffi::c_void>);
+
+// SAFETY: The per-file state may be used from any context that may sleep;
+// `unmap_mapping_range` takes its own locks.
+unsafe impl Send for Map {}
+// SAFETY: As above; `&Map` only zaps.
+unsafe impl Sync for Map {}
+
+impl Map {
+    /// Removes pages `idx..idx + n` from every mapping, in every process; the
+    /// next access faults. May sleep.
+    pub fn zap(&self, idx: usize, n: usize) {
+        // SAFETY: By the type invariant the per-file state is alive.
+        unsafe { ext::zcnet_helper_mapdev_zap(self.0.as_ptr(), idx, n) };
+    }
+}
+
+/// A fault being handled: [`Fault::map`] maps the page the driver chose.
+///
+/// # Invariants
+///
+/// `self.0` is the `struct vm_fault` of a fault of this device in progress.
+pub struct Fault(*mut ffi::c_void);
+
+impl Fault {
+    /// Maps `page` at the faulting address, writable when `write`; call it
+    /// under the lock that keeps the page in the region (so that no
+    /// write-protection of it can come between the choice and the mapping).
+    /// The result for the fault handler.
+    pub fn map(self, page: &PageRef, write: bool) -> u32 {
+        // SAFETY: By the type invariant the fault is in progress; the driver
+        // holds `page` while it may be mapped (mappings take no reference).
+        unsafe { ext::zcnet_helper_mapdev_insert(self.0, page.pfn(), write) }
+    }
+}
+
+/// A device of driver-owned shared mappings.
+pub trait MapDevice: Sync + 'static {
+    /// The state of one mapped file.
+    type Region: Send + Sync + 'static;
+
+    /// An `mmap()` of `npages` pages in namespace `net`.
+    fn create(npages: usize, net: NetRef, map: Map) -> Result<Pin<KBox<Self::Region>>>;
+
+    /// Maps the page at `idx` with [`Fault::map`] and returns its result;
+    /// `write`: the access writes, so the page must be one nobody else holds.
+    /// May sleep.
+    fn fault(r: &Self::Region, idx: usize, write: bool, f: Fault) -> Result<u32>;
+
+    /// A write to page `idx`, mapped read-only: `Ok(false)` when it may
+    /// become writable in place, `Ok(true)` when the driver put another page
+    /// there (and zapped the old one). May sleep.
+    fn mkwrite(r: &Self::Region, idx: usize) -> Result<bool>;
+
+    /// References to the pages from `idx` into `out`: how many. Called with
+    /// the task's mapping lock held, right before the pages are write-protected
+    /// in every mapping.
+    fn grab(r: &Self::Region, idx: usize, out: &mut [Option<PageRef>]) -> usize;
+}
+
+/// Pages of the current task's memory in a mapping of this device, taken by
+/// reference and write-protected everywhere ([`MapDevice::grab`]): from the
+/// page-aligned user address `uaddr`, at most `max` (and [`GRAB_MAX`]).
+/// `Ok(0)` when `uaddr` lies in no such mapping.
+pub fn grab_user(uaddr: usize, max: usize, out: &mut [Option<PageRef>; GRAB_MAX]) -> Result<usize> {
+    let mut raw = [core::ptr::null_mut::<bindings::page>(); GRAB_MAX];
+    let max = max.min(GRAB_MAX);
+    // SAFETY: `raw` has room for `GRAB_MAX >= max` pointers; the helper looks
+    // the address up under the current task's mapping lock.
+    let n = unsafe { ext::zcnet_helper_mapdev_grab(uaddr, max, raw.as_mut_ptr()) };
+    if n < 0 {
+        return Err(Error::from_errno(n as i32));
+    }
+    let n = (n as usize).min(GRAB_MAX);
+    for (o, p) in out.iter_mut().zip(raw.iter()).take(n) {
+        // SAFETY: `grab` put one reference per page into `raw[..n]`, handed
+        // over to us; region pages are lowmem.
+        *o = NonNull::new(*p).map(|p| unsafe { PageRef::from_raw(p) });
+    }
+    Ok(n)
+}
+
+/// Pages [`grab_user`] takes at most at once.
+pub const GRAB_MAX: usize = 16;
+
+/// The registered device; deregistered on drop.
+pub struct Registration<T: MapDevice> {
+    _t: PhantomData<T>,
+}
+
+impl<T: MapDevice> Registration<T> {
+    const OPS: ext::zcnet_mapdev_ops = ext::zcnet_mapdev_ops {
+        create: Some(Self::create_cb),
+        destroy: Some(Self::destroy_cb),
+        fault: Some(Self::fault_cb),
+        mkwrite: Some(Self::mkwrite_cb),
+        grab: Some(Self::grab_cb),
+    };
+
+    /// Registers `/dev/NAME` (one device per module).
+    pub fn register(name: &'static CStr) -> Result<Self> {
+        // SAFETY: `name` and `OPS` are static; one registration per module,
+        // undone in `drop`.
+        kernel::error::to_result(unsafe {
+            ext::zcnet_helper_mapdev_register(name.as_char_ptr(), &Self::OPS)
+        })?;
+        Ok(Self { _t: PhantomData })
+    }
+
+    /// # Safety
+    ///
+    /// The C side calls it from `mmap()` with its per-file state `map`, which
+    /// outlives the returned state, and the task's namespace `net`.
+    unsafe extern "C" fn create_cb(
+        npages: ffi::c_ulong,
+        net: *mut bindings::net,
+        map: *mut ffi::c_void,
+    ) -> *mut ffi::c_void {
+        let Some(map) = NonNull::new(map) else {
+            return EINVAL.to_ptr();
+        };
+        // SAFETY: `net` is the current task's namespace, valid for the call;
+        // `NetRef::get` takes a reference.
+        let net = unsafe { NetRef::get(net) };
+        // INVARIANT: the caller guarantees `map` outlives the state.
+        match T::create(npages, net, Map(map)) {
+            Ok(r) => r.into_foreign(),
+            Err(e) => e.to_ptr(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `priv_` came from `create_cb` and is not used again.
+    unsafe extern "C" fn destroy_cb(priv_: *mut ffi::c_void) {
+        // SAFETY: The caller hands back ownership of what `create_cb` made.
+        drop(unsafe { <Pin<KBox<T::Region>> as ForeignOwnable>::from_foreign(priv_) });
+    }
+
+    /// # Safety
+    ///
+    /// `priv_` came from `create_cb` and is not destroyed during the call;
+    /// `vmf` is the fault in progress.
+    unsafe extern "C" fn fault_cb(
+        priv_: *mut ffi::c_void,
+        idx: ffi::c_ulong,
+        write: bool,
+        vmf: *mut ffi::c_void,
+    ) -> ffi::c_long {
+        // SAFETY: The mapping being faulted holds the file, so the state lives.
+        let r = unsafe { <Pin<KBox<T::Region>> as ForeignOwnable>::borrow(priv_) };
+        // INVARIANT: `vmf` is the fault in progress.
+        match T::fault(&r, idx, write, Fault(vmf)) {
+            Ok(v) => v as ffi::c_long,
+            Err(e) => e.to_errno() as ffi::c_long,
+        }
+    }
+
+    /// # Safety
+    ///
+    /// As for `fault_cb`.
+    unsafe extern "C" fn mkwrite_cb(priv_: *mut ffi::c_void, idx: ffi::c_ulong) -> ffi::c_int {
+        // SAFETY: The mapping being faulted holds the file, so the state lives.
+        let r = unsafe { <Pin<KBox<T::Region>> as ForeignOwnable>::borrow(priv_) };
+        match T::mkwrite(&r, idx) {
+            Ok(replaced) => i32::from(replaced),
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// As for `fault_cb`; `pages` has room for `n` pointers.
+    unsafe extern "C" fn grab_cb(
+        priv_: *mut ffi::c_void,
+        idx: ffi::c_ulong,
+        n: ffi::c_ulong,
+        pages: *mut *mut bindings::page,
+    ) -> ffi::c_long {
+        // SAFETY: The mapping being looked up holds the file, so the state lives.
+        let r = unsafe { <Pin<KBox<T::Region>> as ForeignOwnable>::borrow(priv_) };
+        let mut out: [Option<PageRef>; GRAB_MAX] = Default::default();
+        let n = n.min(GRAB_MAX);
+        let got = T::grab(&r, idx, &mut out[..n]);
+        let mut k = 0;
+        for p in out.into_iter().take(got).flatten() {
+            // SAFETY: `pages` has room for `n >= got` entries; the reference
+            // goes to the caller.
+            unsafe { *pages.add(k) = p.into_raw() };
+            k += 1;
+        }
+        k as ffi::c_long
+    }
+}
+
+impl<T: MapDevice> Drop for Registration<T> {
+    fn drop(&mut self) {
+        // SAFETY: Registered in `register`; open files hold the module, so
+        // none is left when the module's registration goes.
+        unsafe { ext::zcnet_helper_mapdev_unregister() };
+    }
+}
