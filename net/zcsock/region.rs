@@ -79,6 +79,15 @@ impl MapDevice for Regions {
         }
         n
     }
+
+    fn install(r: &Region, idx: usize, page: PageRef) -> Result {
+        let mut pages = r.pages.lock();
+        let slot = pages.get_mut(idx).ok_or(EFAULT)?;
+        // The old page goes (it stays alive where else it is held).
+        drop(core::mem::replace(slot, page));
+        r.map.zap(idx, 1);
+        Ok(())
+    }
 }
 
 impl Region {

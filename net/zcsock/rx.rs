@@ -1,22 +1,91 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Receiving. This increment copies (TCP's own `recvmsg`), counted; page
-//! remapping into regions comes next (Documentation/networking/zcsock.rst).
+//! Receiving (paper §3.2.1): when the next bytes of the stream are a whole
+//! page-aligned page in an skb fragment (what zcfrag delivers) and the
+//! destination is a page-aligned page of a region, the page itself goes into
+//! the region at that address; everything else is copied. The replaced
+//! region page is freed (or lives on where it is still held).
 
 use crate::sock::{st, Ctx};
 use crate::stat::s;
-use crate::zcnet::ulp::{Msg, TcpSock};
+use crate::zcnet::mapdev;
+use crate::zcnet::ulp::{Msg, Received, RxSkb, TcpSock};
 use crate::STATS;
+use kernel::{page::PAGE_SIZE, prelude::*, sync::atomic::Relaxed};
 
-/// `MSG_PEEK`: the bytes stay queued.
-const MSG_PEEK: i32 = 2;
+/// `MSG_PEEK`, `MSG_OOB`, `MSG_TRUNC`, `MSG_ERRQUEUE`: TCP's own recvmsg.
+const MSG_SPECIAL: i32 = 0x2 | 0x1 | 0x20 | 0x2000;
+
+/// How many bytes to copy at user position `upos` when no page is mapped
+/// there: up to the next user page boundary, so that the following bytes
+/// can land page-aligned.
+pub(crate) fn copy_len(upos: usize, avail: usize) -> usize {
+    let to_boundary = PAGE_SIZE - upos % PAGE_SIZE;
+    avail.min(to_boundary)
+}
 
 /// The ULP's `recvmsg`.
 pub(crate) fn recvmsg(sk: &TcpSock, ctx: &Ctx, msg: &mut Msg, len: usize, flags: i32) -> i32 {
-    let r = sk.base_recvmsg(msg, len, flags);
-    if r > 0 && flags & MSG_PEEK == 0 {
-        ctx.add(st::RX_BYTES_COPIED, r as u64);
-        STATS.add(sk.net(), s::RX_BYTES_COPIED, i64::from(r));
+    let plain = msg.plain_user();
+    let (addr, ulen) = match plain {
+        Some((a, l, _))
+            if flags & MSG_SPECIAL == 0
+                && l == len
+                && len >= ctx.copy_threshold.load(Relaxed) as usize =>
+        {
+            (a, l)
+        }
+        _ => return copied(sk, ctx, sk.base_recvmsg(msg, len, flags), flags),
+    };
+    let (mut pages, mut mapped_bytes, mut copied_bytes) = (0u64, 0usize, 0usize);
+    let mut upos = addr;
+    let mut take = |skb: &RxSkb, off: u32, n: usize| -> Result<usize> {
+        let left = addr + ulen - upos;
+        let n = n.min(left);
+        if upos % PAGE_SIZE == 0 && n >= PAGE_SIZE {
+            if let Some(page) = skb.whole_page(off) {
+                if mapdev::install_user(upos, &page)? {
+                    upos += PAGE_SIZE;
+                    pages += 1;
+                    mapped_bytes += PAGE_SIZE;
+                    return Ok(PAGE_SIZE);
+                }
+            }
+        }
+        let k = copy_len(upos, n);
+        skb.copy_to_user(off, upos, k)?;
+        upos += k;
+        copied_bytes += k;
+        Ok(k)
+    };
+    let r = match sk.recv_with(ulen, flags, &mut take) {
+        Received::Done(r) => r,
+        Received::Fallback => return copied(sk, ctx, sk.base_recvmsg(msg, len, flags), flags),
+    };
+    if r > 0 {
+        // recvmsg's caller advances the message's iterator by the result.
+        msg.advance(r as usize);
+    }
+    if pages > 0 {
+        ctx.add(st::RX_PAGES_REMAPPED, pages);
+        ctx.add(st::RX_BYTES_REMAPPED, mapped_bytes as u64);
+        STATS.add(sk.net(), s::RX_PAGES_REMAPPED, pages as i64);
+    }
+    count_copied(sk, ctx, copied_bytes);
+    r
+}
+
+fn count_copied(sk: &TcpSock, ctx: &Ctx, n: usize) {
+    if n > 0 {
+        ctx.add(st::RX_BYTES_COPIED, n as u64);
+        STATS.add(sk.net(), s::RX_BYTES_COPIED, n as i64);
+    }
+}
+
+/// Counts what TCP's own recvmsg copied (not a peek).
+fn copied(sk: &TcpSock, ctx: &Ctx, r: i32, flags: i32) -> i32 {
+    if r > 0 && flags & 0x2 == 0 {
+        count_copied(sk, ctx, r as usize);
     }
     r
 }

@@ -233,6 +233,28 @@ out:
 	return got;
 }
 
+long zcnet_helper_mapdev_install(unsigned long uaddr, struct page *page)
+{
+	struct mm_struct *mm = current->mm;
+	struct zcnet_mapdev_file *f;
+	struct vm_area_struct *vma;
+	unsigned long idx;
+	long r = 0;
+
+	if (!mm || offset_in_page(uaddr))
+		return 0;
+	mmap_read_lock(mm);
+	vma = vma_lookup(mm, uaddr);
+	if (!vma || vma->vm_ops != &zcnet_mapdev_vm_ops || !(vma->vm_flags & VM_WRITE))
+		goto out;
+	f = zcnet_mapdev_of(vma, vma->vm_pgoff + ((uaddr - vma->vm_start) >> PAGE_SHIFT), &idx);
+	if (f)
+		r = zcnet_mapdev_ops->install(f->priv, idx, page);
+out:
+	mmap_read_unlock(mm);
+	return r;
+}
+
 int zcnet_helper_page_refs(struct page *page)
 {
 	return page_ref_count(page);

@@ -32,6 +32,9 @@ struct zcnet_mapdev_ops {
 	/* References on n pages from idx into pages[]: how many (the driver
 	 * holds the pages while the mapping lock is held). */
 	long (*grab)(void *priv, unsigned long idx, unsigned long n, struct page **pages);
+	/* Put page (a reference for the driver) at idx: 1, or -errno (the
+	 * reference is then dropped by the driver). */
+	long (*install)(void *priv, unsigned long idx, struct page *page);
 };
 
 /* Registers the misc device /dev/NAME (0666) with these callbacks. */
@@ -64,3 +67,11 @@ unsigned long zcnet_helper_page_pfn(struct page *page);
 /* alloc_page(GFP_KERNEL | __GFP_ZERO) */
 struct page *zcnet_helper_alloc_page_zeroed(void);
 #endif
+
+/*
+ * Puts `page` (the caller's reference passes to the driver on success) at
+ * the page-aligned user address uaddr of the current task when it lies in a
+ * mapping of this device, in place of the page there: 1, 0 when uaddr is not
+ * in such a mapping (the reference stays the caller's), or -errno.
+ */
+long zcnet_helper_mapdev_install(unsigned long uaddr, struct page *page);

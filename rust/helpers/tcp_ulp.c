@@ -219,3 +219,153 @@ void zcnet_helper_put_page_ref(struct page *page)
 {
 	put_page(page);
 }
+
+struct zcnet_rx {
+	long (*act)(void *arg, struct sk_buff *skb, unsigned int off, size_t n);
+	void *arg;
+	long err;
+};
+
+static int zcnet_rx_actor(read_descriptor_t *desc, struct sk_buff *skb, unsigned int off,
+			  size_t len)
+{
+	struct zcnet_rx *rx = desc->arg.data;
+	long r;
+
+	if (!desc->count)
+		return 0;
+	r = rx->act(rx->arg, skb, off, min(len, desc->count));
+	if (r < 0) {
+		rx->err = r;
+		return 0;
+	}
+	desc->count -= r;
+	return r;
+}
+
+int zcnet_helper_tcp_recv_actor(struct sock *sk, size_t len, int flags,
+				long (*act)(void *arg, struct sk_buff *skb, unsigned int off,
+					    size_t n),
+				void *arg, bool *fallback)
+{
+	struct zcnet_rx rx = { .act = act, .arg = arg };
+	read_descriptor_t desc;
+	size_t copied = 0;
+	int target, err = 0, n;
+	long timeo;
+
+	*fallback = false;
+	lock_sock(sk);
+	if (sock_flag(sk, SOCK_RCVTSTAMP) || tcp_sk(sk)->recvmsg_inq ||
+	    READ_ONCE(tcp_sk(sk)->urg_data)) {
+		*fallback = true;
+		goto out;
+	}
+	if (sk->sk_state == TCP_LISTEN) {
+		err = -ENOTCONN;
+		goto out;
+	}
+	timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
+	target = sock_rcvlowat(sk, flags & MSG_WAITALL, len);
+	while (copied < len) {
+		desc.arg.data = &rx;
+		desc.count = len - copied;
+		desc.error = 0;
+		desc.written = 0;
+		n = tcp_read_sock(sk, &desc, zcnet_rx_actor);
+		if (n < 0) {
+			err = n;
+			break;
+		}
+		copied += n;
+		if (rx.err) {
+			err = rx.err;
+			break;
+		}
+		if (copied >= target)
+			break;
+		if (n > 0)
+			continue;
+		/* Nothing taken while data waits (an urgent mark): TCP's recvmsg. */
+		if (!skb_queue_empty(&sk->sk_receive_queue)) {
+			*fallback = !copied;
+			break;
+		}
+		if (copied) {
+			if (sk->sk_err || sk->sk_state == TCP_CLOSE ||
+			    (sk->sk_shutdown & RCV_SHUTDOWN) || !timeo || signal_pending(current))
+				break;
+		} else {
+			if (sock_flag(sk, SOCK_DONE))
+				break;
+			if (sk->sk_err) {
+				err = sock_error(sk);
+				break;
+			}
+			if (sk->sk_shutdown & RCV_SHUTDOWN)
+				break;
+			if (sk->sk_state == TCP_CLOSE) {
+				err = -ENOTCONN;
+				break;
+			}
+			if (!timeo) {
+				err = -EAGAIN;
+				break;
+			}
+			if (signal_pending(current)) {
+				err = sock_intr_errno(timeo);
+				break;
+			}
+		}
+		sk_wait_data(sk, &timeo, NULL);
+	}
+out:
+	release_sock(sk);
+	return copied ? (int)min_t(size_t, copied, INT_MAX) : err;
+}
+
+struct page *zcnet_helper_skb_whole_page(const struct sk_buff *skb, unsigned int off)
+{
+	const struct skb_shared_info *sh = skb_shinfo(skb);
+	unsigned int pos = skb_headlen(skb);
+	int i;
+
+	if (off < pos || !skb_frags_readable(skb))
+		return NULL;
+	for (i = 0; i < sh->nr_frags; i++) {
+		const skb_frag_t *f = &sh->frags[i];
+		unsigned int fs = skb_frag_size(f);
+
+		if (off < pos + fs) {
+			unsigned int in = off - pos;
+			struct page *page;
+
+			if (skb_frag_off(f) + in != 0 || fs - in < PAGE_SIZE)
+				return NULL;
+			page = skb_frag_page(f);
+			if (PageCompound(page) || PageSlab(page) || page->mapping ||
+			    page_pool_page_is_pp(page) || PageHighMem(page))
+				return NULL;
+			return page;
+		}
+		pos += fs;
+	}
+	return NULL;
+}
+
+int zcnet_helper_skb_copy_to_user(const struct sk_buff *skb, unsigned int off,
+				  unsigned long uaddr, size_t n)
+{
+	struct iov_iter it;
+	int err;
+
+	err = import_ubuf(ITER_DEST, (void __user *)uaddr, n, &it);
+	if (err)
+		return err;
+	return skb_copy_datagram_iter(skb, off, &it, n) ? -EFAULT : 0;
+}
+
+void zcnet_helper_msg_advance(struct msghdr *msg, size_t n)
+{
+	iov_iter_advance(&msg->msg_iter, n);
+}

@@ -59,3 +59,28 @@ int zcnet_helper_tcp_send_pages(struct sock *sk, struct page **pages, unsigned i
 /* put_page() */
 void zcnet_helper_put_page_ref(struct page *page);
 #endif
+
+struct sk_buff;
+/*
+ * recvmsg() of up to len bytes through tcp_read_sock(): act(arg, skb, off, n)
+ * takes bytes from skb at off (at most n): how many, or -errno. Waits as
+ * tcp_recvmsg() does (timeout, MSG_DONTWAIT, MSG_WAITALL, SO_RCVLOWAT,
+ * signals, shutdown, errors). *fallback: nothing was taken and the socket
+ * needs TCP's own recvmsg (urgent data, receive timestamps, TCP_INQ).
+ */
+int zcnet_helper_tcp_recv_actor(struct sock *sk, size_t len, int flags,
+				long (*act)(void *arg, struct sk_buff *skb, unsigned int off,
+					    size_t n),
+				void *arg, bool *fallback);
+/*
+ * The page at byte off of skb's data when a whole page of it starts there:
+ * an order-0 kernel page at page offset 0 (not page cache or anonymous
+ * memory, not a page pool's), in a page fragment holding all PAGE_SIZE
+ * bytes. NULL otherwise. No reference taken (the skb holds one).
+ */
+struct page *zcnet_helper_skb_whole_page(const struct sk_buff *skb, unsigned int off);
+/* Copies n bytes of skb from off to user memory at uaddr: 0 or -EFAULT. */
+int zcnet_helper_skb_copy_to_user(const struct sk_buff *skb, unsigned int off,
+				  unsigned long uaddr, size_t n);
+/* iov_iter_advance(&msg->msg_iter, n): the bytes a data call took itself. */
+void zcnet_helper_msg_advance(struct msghdr *msg, size_t n);

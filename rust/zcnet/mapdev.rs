@@ -80,6 +80,29 @@ pub trait MapDevice: Sync + 'static {
     /// the task's mapping lock held, right before the pages are write-protected
     /// in every mapping.
     fn grab(r: &Self::Region, idx: usize, out: &mut [Option<PageRef>]) -> usize;
+
+    /// Puts `page` at `idx` in place of the page there, and takes the old one
+    /// out of every mapping. May sleep.
+    fn install(r: &Self::Region, idx: usize, page: PageRef) -> Result;
+}
+
+/// Puts `page` at the page-aligned user address `uaddr` of the current task
+/// when it lies in a writable mapping of this device ([`MapDevice::install`]):
+/// `Ok(false)` when it does not.
+pub fn install_user(uaddr: usize, page: &PageRef) -> Result<bool> {
+    let p = page.clone().into_raw();
+    // SAFETY: `p` is a reference of ours; the helper passes it to the driver
+    // when it returns 1 or an error, and leaves it to us on 0.
+    let r = unsafe { ext::zcnet_helper_mapdev_install(uaddr, p) };
+    match r {
+        0 => {
+            // SAFETY: Still ours (see above); `p` is not null (from a `PageRef`).
+            drop(unsafe { PageRef::from_raw(NonNull::new_unchecked(p)) });
+            Ok(false)
+        }
+        r if r < 0 => Err(Error::from_errno(r as i32)),
+        _ => Ok(true),
+    }
 }
 
 /// Pages of the current task's memory in a mapping of this device, taken by
@@ -119,6 +142,7 @@ impl<T: MapDevice> Registration<T> {
         fault: Some(Self::fault_cb),
         mkwrite: Some(Self::mkwrite_cb),
         grab: Some(Self::grab_cb),
+        install: Some(Self::install_cb),
     };
 
     /// Registers `/dev/NAME` (one device per module).
@@ -214,6 +238,29 @@ impl<T: MapDevice> Registration<T> {
             k += 1;
         }
         k as ffi::c_long
+    }
+}
+
+impl<T: MapDevice> Registration<T> {
+    /// # Safety
+    ///
+    /// As for `fault_cb`; `page` is a reference the caller hands over.
+    unsafe extern "C" fn install_cb(
+        priv_: *mut ffi::c_void,
+        idx: ffi::c_ulong,
+        page: *mut bindings::page,
+    ) -> ffi::c_long {
+        let Some(p) = NonNull::new(page) else {
+            return EINVAL.to_errno() as ffi::c_long;
+        };
+        // SAFETY: The caller hands over one reference to a lowmem page.
+        let page = unsafe { PageRef::from_raw(p) };
+        // SAFETY: The mapping being looked up holds the file, so the state lives.
+        let r = unsafe { <Pin<KBox<T::Region>> as ForeignOwnable>::borrow(priv_) };
+        match T::install(&r, idx, page) {
+            Ok(()) => 1,
+            Err(e) => e.to_errno() as ffi::c_long,
+        }
     }
 }
 

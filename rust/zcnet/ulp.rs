@@ -74,6 +74,99 @@ impl TcpSock {
     }
 }
 
+/// What [`TcpSock::recv_with`] did.
+pub enum Received {
+    /// Bytes taken, or a negative errno (as `recvmsg` returns).
+    Done(i32),
+    /// Nothing taken: the socket needs TCP's own `recvmsg` (urgent data,
+    /// receive timestamps, `TCP_INQ`).
+    Fallback,
+}
+
+impl TcpSock {
+    /// `recvmsg` of up to `len` bytes through `tcp_read_sock`: `take(skb,
+    /// off, n)` takes up to `n` bytes of `skb` at `off` and says how many.
+    /// Waits as `tcp_recvmsg` does (timeout, `MSG_DONTWAIT`, `MSG_WAITALL`,
+    /// `SO_RCVLOWAT`, signals, shutdown, errors). Locks the socket.
+    pub fn recv_with<F>(&self, len: usize, flags: i32, take: &mut F) -> Received
+    where
+        F: FnMut(&RxSkb, u32, usize) -> Result<usize>,
+    {
+        let mut fallback = false;
+        // SAFETY: The socket is live; `take` outlives the call, which is the
+        // only user of the argument pointer given to `act::<F>`.
+        let r = unsafe {
+            ext::zcnet_helper_tcp_recv_actor(
+                self.as_raw(),
+                len,
+                flags,
+                Some(act::<F>),
+                (take as *mut F).cast(),
+                &mut fallback,
+            )
+        };
+        if fallback {
+            Received::Fallback
+        } else {
+            Received::Done(r)
+        }
+    }
+}
+
+/// # Safety
+///
+/// `arg` is the `&mut F` given to `recv_with`; `skb` is a live skb of the
+/// socket's receive queue with at least `off + n` bytes.
+unsafe extern "C" fn act<F>(
+    arg: *mut ffi::c_void,
+    skb: *mut bindings::sk_buff,
+    off: ffi::c_uint,
+    n: usize,
+) -> ffi::c_long
+where
+    F: FnMut(&RxSkb, u32, usize) -> Result<usize>,
+{
+    // SAFETY: As the caller guarantees.
+    let (take, skb) = unsafe { (&mut *arg.cast::<F>(), &*skb.cast::<RxSkb>()) };
+    match take(skb, off, n) {
+        Ok(k) => k.min(n) as ffi::c_long,
+        Err(e) => e.to_errno() as ffi::c_long,
+    }
+}
+
+/// An skb of a socket's receive queue, borrowed by a [`TcpSock::recv_with`]
+/// callback.
+///
+/// # Invariants
+///
+/// The wrapped skb is live and queued (the socket is locked) while borrowed.
+#[repr(transparent)]
+pub struct RxSkb(Opaque<bindings::sk_buff>);
+
+impl RxSkb {
+    /// A reference to the whole page that starts at byte `off`, when one does
+    /// (an order-0 kernel page, at page offset 0, all of it in one fragment;
+    /// never page cache, anonymous memory or a page pool's).
+    pub fn whole_page(&self, off: u32) -> Option<PageRef> {
+        // SAFETY: By the type invariant the skb is live.
+        let p = unsafe { ext::zcnet_helper_skb_whole_page(self.0.get(), off) };
+        let p = core::ptr::NonNull::new(p)?;
+        // SAFETY: The skb holds the page; `get_page` takes our own reference,
+        // which the `PageRef` owns; the helper only returns lowmem pages.
+        unsafe {
+            ext::zcnet_helper_get_page(p.as_ptr());
+            Some(PageRef::from_raw(p))
+        }
+    }
+
+    /// Copies `n` bytes from `off` to the caller's memory at `uaddr`.
+    pub fn copy_to_user(&self, off: u32, uaddr: usize, n: usize) -> Result {
+        // SAFETY: By the type invariant the skb is live; the helper checks
+        // the user range as any copy to user memory does.
+        to_result(unsafe { ext::zcnet_helper_skb_copy_to_user(self.0.get(), off, uaddr, n) })
+    }
+}
+
 /// A locked socket (`lock_sock` held), the context of TCP's `*_locked` calls.
 pub struct SockGuard<'a>(&'a TcpSock);
 
@@ -130,13 +223,20 @@ fn to_len(r: i32) -> Result<usize> {
 pub struct Msg(*mut bindings::msghdr);
 
 impl Msg {
-    /// A plain send from one user buffer (no address, no control data, no
-    /// special flag): its address, length and flags.
+    /// A plain transfer with one user buffer (no address, no control data,
+    /// no special flag): its address, length and flags.
     pub fn plain_user(&self) -> Option<(usize, usize, u32)> {
         let (mut a, mut l, mut f) = (0, 0, 0);
         // SAFETY: By the type invariant the message is live.
         unsafe { ext::zcnet_helper_msg_plain_user(self.0, &mut a, &mut l, &mut f) }
             .then_some((a, l, f))
+    }
+
+    /// Marks `n` bytes of the message's buffer as done (what `recvmsg` took
+    /// without the message's iterator).
+    pub fn advance(&mut self, n: usize) {
+        // SAFETY: By the type invariant the message is live.
+        unsafe { ext::zcnet_helper_msg_advance(self.0, n) };
     }
 }
 
