@@ -14,6 +14,18 @@ t_run() {
   [ $rc != 0 ] && [ -n "$out" ] && printf '%s\n' "$out" | tail -n 20 | _ktap_diag
   if [ $rc = 0 ]; then t_ok "$name"; else t_fail "$name" "exit $rc"; fi
 }
+# t_report FILE: a program's "ok NAME" and "not ok NAME # WHY" lines as KTAP
+# results, its other lines as diagnostics.
+t_report() {
+  local line l
+  while IFS= read -r line; do
+    case "$line" in
+      "ok "*) t_ok "${line#ok }" ;;
+      "not ok "*) l=${line#not ok }; t_fail "${l%% # *}" "${l#* # }" ;;
+      *) echo "# ${line#\# }" ;;
+    esac
+  done < "$1"
+}
 # t_expect NAME WANT GOT: ok when the two strings are equal.
 t_expect() {
   if [ "$2" = "$3" ]; then t_ok "$1"; else t_fail "$1" "wanted '$2', got '$3'"; fi

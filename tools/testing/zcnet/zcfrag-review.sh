@@ -36,13 +36,7 @@ python3 "$ZCNET_ROOT/tools/testing/zcnet/zcfrag_review.py" \
   "$(ip netns exec a cat /sys/class/net/va/address)" long vlan ecn empty notlocal ipid txopts \
   > /tmp/review.out 2>&1
 rc=$?
-while IFS= read -r line; do
-  case "$line" in
-    "ok "*) t_ok "${line#ok }" ;;
-    "not ok "*) l=${line#not ok }; t_fail "${l%% # *}" "${l#* # }" ;;
-    *) echo "# ${line#\# }" ;;
-  esac
-done < /tmp/review.out
+t_report /tmp/review.out
 t_expect "zcfrag_review.py ran to the end" 0 "$rc"
 
 # A lower MTU of 276: 17 fragments a page, both ways through zcfrag.

@@ -10,9 +10,13 @@
 //! zcctl release DEV DST [tcp|udp]   gives the slot back
 //! zcctl query DEV DST [tcp|udp]     where the request stands
 //! zcctl counters [MODULE] the modules' debugfs counters (zcsock, zcddp)
+//! zcctl sock              zcsock's counters of this network namespace
+//!                         (/proc/net/zcsock_stat)
+//! zcctl sock PID [FD]     the counters of a process's zcsock sockets
 //! ```
 
 mod admit;
+mod sock;
 
 use std::fs;
 use std::path::Path;
@@ -152,13 +156,16 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let sys = std::env::var("ZCCTL_SYSFS").unwrap_or_else(|_| "/sys".into());
     let dbg = std::env::var("ZCCTL_DEBUGFS").unwrap_or_else(|_| "/sys/kernel/debug".into());
+    let proc = std::env::var("ZCCTL_PROC").unwrap_or_else(|_| "/proc".into());
     let rc = match args.first().map(String::as_str) {
         None | Some("status") => status(Path::new(&sys)),
         Some("counters") => counters(Path::new(&dbg), args.get(1).map(String::as_str)),
         Some("frag") => frag(args.get(1).map(String::as_str)),
+        Some("sock") => sock::run(Path::new(&proc), &args[1..]),
         Some(c @ ("admit" | "release" | "query")) => admit::run(c, &args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("usage: zcctl [status] | zcctl frag [DEV] | zcctl counters [MODULE]");
+            println!("       zcctl sock [PID [FD]]");
             println!("       zcctl admit|release|query DEV DST [tcp|udp] [src ADDR] [mac MAC] [ports S:D]");
             0
         }

@@ -1,0 +1,180 @@
+#!/bin/bash
+# zcsock from user space (issue 9's acceptance), TCP between the client in
+# namespace a (198.18.0.1) and the server in b (198.18.0.2); the checks are
+# zcsock_test.py's, run here as KTAP results:
+#   - same bytes as TCP: seeded plans mixing region and ordinary buffers on
+#     both ends (1 B to 8 MiB, alignments in a page, partial reads, MSG_PEEK,
+#     MSG_WAITALL, non-blocking with poll and epoll, shutdown, close with
+#     data in flight), each run on plain TCP and on zcsock: the same
+#     received streams and the same result of every call
+#   - per-socket counters (ZCSOCK_STATS) and /proc/net/zcsock_stat of both
+#     namespaces move as they must; gauges come back to 0; zcctl sock
+#   - copy-on-write: pages overwritten right after send() (by the sender, by
+#     a forked child), unmapped or left behind by an exiting process with
+#     their pages in flight: the receiver gets the bytes of the send() call,
+#     and ZcsockTxCowFaults proves the path ran
+#   - bad use: each gives its errno
+#   - rmmod refused while a zcsock socket or a region exists, clean after;
+#     kmemleak (debug kernel)
+# The plain-TCP runs come first and need no module: without a usable zcsock
+# (probe) they still check the harness, and the rest is skipped.
+#
+#   zcsock.sh [harness]   harness: the copy-on-write programs on plain TCP
+#                         too (the harness's own check, and their times)
+. "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
+. "$ZCNET_ROOT/scripts/topology.sh"
+ZT="$ZCNET_ROOT/tools/testing/zcnet/zcsock_test.py"
+SEEDS="1 2"
+# The plan of each seed: seed 1 has the 8 MiB call, seed 2 smaller ones; the
+# sweep of seed 1 sends from every odd alignment in a page, seed 2's from
+# every even one.
+plan() {
+  case "$1" in
+    1) echo "--budget $((10 << 20)) --largest $((8 << 20)) --align-step 2" ;;
+    *) echo "--budget $((3 << 20)) --largest $((2 << 20)) --align-step 2" ;;
+  esac
+}
+
+# zt NAME ARGS...: zcsock_test.py ARGS; its checks as KTAP results, its whole
+# output in /tmp/zt.NAME, its exit status in /tmp/zt.NAME.rc.
+zt() {
+  local name=$1; shift
+  python3 "$ZT" --timeout 300 --client-ns "$ZC_NS_A" --server-ns "$ZC_NS_B" --server-ip "$ZC_IP_B" "$@" \
+    > "/tmp/zt.$name" 2>&1
+  echo $? > "/tmp/zt.$name.rc"
+  t_report "/tmp/zt.$name"
+}
+# res NAME KEY: the value of result line "= KEY VALUE..." of run NAME.
+res() { awk -v k="$2" '$1 == "=" && $2 == k { $1 = $2 = ""; sub(/^ +/, ""); print; exit }' "/tmp/zt.$1"; }
+# as_plain SEED KEY NAME: result KEY of the zcsock run of SEED is that of
+# the plain run.
+as_plain() {
+  local want got
+  want=$(res "plain.$1" "$2") got=$(res "zc.$1" "$2")
+  t_expect "$3" "${want:-(none from plain TCP)}" "${got:-(none)}"
+}
+# procv NS NAME: a counter of /proc/net/zcsock_stat in namespace NS.
+procv() { ip netns exec "$1" awk -v n="$2" '$1 == n { print $2 }' /proc/net/zcsock_stat 2>/dev/null; }
+# settled NS NAME WANT: polls (10 s at most) until the counter is WANT.
+settled() {
+  local i v
+  for i in $(seq 100); do
+    v=$(procv "$1" "$2"); [ "$v" = "$3" ] && break; sleep 0.1
+  done
+  t_expect "namespace $1: $2 back to $3" "$3" "$v"
+}
+# hold WHAT...: zcsock_test.py hold WHAT in namespace a in the background,
+# its first line ("ready PID ...") in HOLD_LINE; unhold lets go of it.
+hold() {
+  coproc HOLD { exec python3 "$ZT" --client-ns "$ZC_NS_A" hold "$@" 2>&1; }
+  HOLD_IN=${HOLD[1]} HOLD_OUT=${HOLD[0]} HOLD_LINE=
+  read -r -t 120 HOLD_LINE <&"$HOLD_OUT"
+  case "$HOLD_LINE" in ready*) ;; *) echo "# hold $*: $HOLD_LINE" ;; esac
+}
+unhold() { exec {HOLD_IN}>&-; wait "$HOLD_PID"; exec {HOLD_OUT}<&-; }
+# rmmod_refused WHILE: rmmod must fail now (zcsock is loaded again if not).
+rmmod_refused() {
+  if rmmod zcsock 2>/dev/null; then
+    t_fail "rmmod refused while $1" "it unloaded"; insmod "$(ko zcsock)"
+  else
+    t_ok "rmmod refused while $1"
+  fi
+}
+# rmmod_after_close: rmmod, retried for 10 s while closed sockets finish.
+rmmod_after_close() {
+  local i
+  for i in $(seq 100); do rmmod zcsock 2>/dev/null && return 0; sleep 0.1; done
+  rmmod zcsock
+}
+
+t_run "insmod zcsock" insmod "$(ko zcsock)"
+
+# Plain TCP: the reference, and the harness's own check.
+for seed in $SEEDS; do
+  # shellcheck disable=SC2046
+  zt "plain.$seed" --mode plain --seed "$seed" same-bytes $(plan "$seed") --log "/tmp/calls.plain.$seed"
+  t_expect "same-bytes seed $seed plain: ran to the end" 0 "$(cat "/tmp/zt.plain.$seed.rc")"
+done
+
+if [ "${1:-}" = harness ]; then
+  for n in cow cow-fork cow-unmap cow-exit; do
+    zt "plain.$n" --mode plain "$n" --pages 512
+    t_expect "plain: $n: ran to the end" 0 "$(cat "/tmp/zt.plain.$n.rc")"
+  done
+fi
+
+zt probe probe
+if [ "$(cat /tmp/zt.probe.rc)" != 0 ]; then
+  for n in "same bytes as plain TCP, call by call" "counters" "copy-on-write" "copy-on-write with a forked writer" \
+    "copy-on-write, region unmapped in flight" "copy-on-write, sender exits in flight" "bad use" \
+    "rmmod refused while a zcsock socket or a region exists"; do
+    t_skip "$n" "zcsock is not usable (probe above)"
+  done
+  t_run "rmmod zcsock" rmmod zcsock
+  kmemleak_clean "kmemleak: nothing leaked (debug kernel)"
+  t_done
+  exit
+fi
+
+for ns in "$ZC_NS_A" "$ZC_NS_B"; do
+  t_expect "namespace $ns: ZcsockCurrSockets 0 at start" 0 "$(procv "$ns" ZcsockCurrSockets)"
+  t_expect "namespace $ns: ZcsockRegionPages 0 at start" 0 "$(procv "$ns" ZcsockRegionPages)"
+done
+out=$(ip netns exec "$ZC_NS_A" zcctl sock 2>&1); rc=$?
+printf '%s\n' "$out" | _ktap_diag
+t_expect "zcctl sock shows the seven counters" "0 7" \
+  "$rc $(printf '%s\n' "$out" | grep -cwE 'Zcsock(TxPagesByRef|TxCowFaults|TxBytesCopied|RxPagesRemapped|RxBytesCopied|RegionPages|CurrSockets)')"
+
+# Same bytes, and the same result of every call, as plain TCP.
+for seed in $SEEDS; do
+  # shellcheck disable=SC2046
+  zt "zc.$seed" --mode zcsock --seed "$seed" same-bytes $(plan "$seed") --log "/tmp/calls.zc.$seed"
+  t_expect "same-bytes seed $seed zcsock: ran to the end" 0 "$(cat "/tmp/zt.zc.$seed.rc")"
+  as_plain "$seed" transcript "seed $seed: zcsock received what plain TCP received"
+  as_plain "$seed" calls "seed $seed: every call gave what it gives on plain TCP"
+  [ "$(res "plain.$seed" calls)" = "$(res "zc.$seed" calls)" ] ||
+    diff "/tmp/calls.plain.$seed" "/tmp/calls.zc.$seed" | head -n 20 | _ktap_diag
+done
+for ns in "$ZC_NS_A" "$ZC_NS_B"; do
+  settled "$ns" ZcsockCurrSockets 0
+  settled "$ns" ZcsockRegionPages 0
+done
+
+# Copy-on-write: 2 MiB each.
+zt cow --mode zcsock cow --pages 512
+zt cow-fork --mode zcsock cow-fork --pages 512
+zt cow-unmap --mode zcsock cow-unmap --pages 256
+zt cow-exit --mode zcsock cow-exit --pages 512 --rounds 4
+for n in cow cow-fork cow-unmap cow-exit; do
+  t_expect "$n: ran to the end" 0 "$(cat "/tmp/zt.$n.rc")"
+done
+
+zt baduse baduse
+t_expect "baduse: ran to the end" 0 "$(cat /tmp/zt.baduse.rc)"
+
+# rmmod while a zcsock socket (a connected pair in a) or a region exists.
+hold socket
+read -r _ pid _ <<< "$HOLD_LINE"
+t_expect "namespace a: ZcsockCurrSockets 2 with a connected pair" 2 "$(procv "$ZC_NS_A" ZcsockCurrSockets)"
+out=$(zcctl sock "${pid:-0}" 2>&1)
+printf '%s\n' "$out" | _ktap_diag
+t_expect "zcctl sock PID shows both sockets' counters" 2 "$(printf '%s\n' "$out" | grep -c 'tx_pages_by_ref')"
+rmmod_refused "zcsock sockets exist"
+unhold
+settled "$ZC_NS_A" ZcsockCurrSockets 0
+
+hold region --pages 16
+t_expect "namespace a: ZcsockRegionPages 16 with a 16-page region" 16 "$(procv "$ZC_NS_A" ZcsockRegionPages)"
+rmmod_refused "a region exists"
+unhold
+settled "$ZC_NS_A" ZcsockRegionPages 0
+
+t_run "rmmod zcsock once they are gone" rmmod_after_close
+t_expect "/proc/net/zcsock_stat gone with the module" "" "$(ip netns exec "$ZC_NS_A" ls /proc/net/zcsock_stat 2>/dev/null)"
+out=$(ip netns exec "$ZC_NS_A" zcctl sock 2>&1); rc=$?
+case "$rc $out" in
+  "1 "*"not loaded"*) t_ok "zcctl sock says zcsock is not loaded" ;;
+  *) t_fail "zcctl sock says zcsock is not loaded" "exit $rc: $out" ;;
+esac
+kmemleak_clean "kmemleak: nothing leaked (debug kernel)"
+t_done
