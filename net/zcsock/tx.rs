@@ -51,6 +51,11 @@ pub(crate) fn sendmsg(sk: &TcpSock, ctx: &Ctx, msg: &mut Msg, size: usize) -> i3
             return r;
         }
     };
+    // A buffer running into unmapped memory fails whole, before any byte
+    // leaves, as TCP's copy of it does.
+    if !crate::zcnet::ulp::user_readable(addr, len) {
+        return EFAULT.to_errno();
+    }
     let guard = sk.lock();
     let (sent, err) = send_locked(&guard, sk, ctx, addr, len, flags);
     drop(guard);
@@ -148,7 +153,8 @@ fn by_ref(
     }
     let done = g.send_pages(&held, flags)?;
     // TCP took its own references; ours drop with `held`.
-    let np = done / PAGE_SIZE;
+    // Pages handed over, the last maybe in part (a non-blocking send).
+    let np = done.div_ceil(PAGE_SIZE);
     ctx.add(st::TX_PAGES_BY_REF, np as u64);
     ctx.add(st::TX_BYTES_BY_REF, done as u64);
     STATS.add(sk.net(), s::TX_PAGES_BY_REF, np as i64);

@@ -2,6 +2,7 @@
 /* TCP upper-layer protocol data calls (see tcp_ulp.h). */
 #include <linux/bvec.h>
 #include <linux/mutex.h>
+#include <linux/pagemap.h>
 #include <linux/socket.h>
 #include <linux/uio.h>
 #include <net/inet_connection_sock.h>
@@ -368,4 +369,14 @@ int zcnet_helper_skb_copy_to_user(const struct sk_buff *skb, unsigned int off,
 void zcnet_helper_msg_advance(struct msghdr *msg, size_t n)
 {
 	iov_iter_advance(&msg->msg_iter, n);
+}
+
+void zcnet_helper_tcp_ulp_clone_ref(void)
+{
+	__module_get(THIS_MODULE);
+}
+
+bool zcnet_helper_user_readable(unsigned long uaddr, size_t len)
+{
+	return fault_in_readable((const char __user *)uaddr, len) == 0;
 }

@@ -84,3 +84,11 @@ int zcnet_helper_skb_copy_to_user(const struct sk_buff *skb, unsigned int off,
 				  unsigned long uaddr, size_t n);
 /* iov_iter_advance(&msg->msg_iter, n): the bytes a data call took itself. */
 void zcnet_helper_msg_advance(struct msghdr *msg, size_t n);
+/*
+ * For the ULP's clone: TCP copied the listener's ULP to the new socket and
+ * will put a module reference when that socket lets it go, but took none
+ * (inet_clone_ulp); take it. The listener's reference keeps the module live.
+ */
+void zcnet_helper_tcp_ulp_clone_ref(void);
+/* fault_in_readable(uaddr, len) == 0: all of it can be read. */
+bool zcnet_helper_user_readable(unsigned long uaddr, size_t len);

@@ -204,6 +204,14 @@ impl Drop for SockGuard<'_> {
     }
 }
 
+/// Whether all of `len` bytes of the caller's memory at `uaddr` can be read
+/// (faulting them in).
+pub fn user_readable(uaddr: usize, len: usize) -> bool {
+    // SAFETY: The helper only touches user memory through the fault-in
+    // primitives, which check the range.
+    unsafe { ext::zcnet_helper_user_readable(uaddr, len) }
+}
+
 /// Pages [`SockGuard::send_pages`] sends at once.
 pub const SEND_PAGES_MAX: usize = 16;
 
@@ -481,6 +489,9 @@ impl<T: Ulp> Adapter<T> {
         newsk: *mut bindings::sock,
         _prio: bindings::gfp_t,
     ) {
+        // SAFETY: No argument: the new socket keeps the ULP, and TCP puts a
+        // module reference when it lets it go, so it needs one of its own.
+        unsafe { ext::zcnet_helper_tcp_ulp_clone_ref() };
         // SAFETY: `newsk` is the new socket; its data is the listener's
         // holder, alive for the RCU read side this softirq runs in.
         let parent = unsafe { Self::ctx(newsk) };

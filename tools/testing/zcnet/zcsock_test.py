@@ -687,8 +687,10 @@ def same_bytes(a, rep):
             rep.result("stats " + e.name, " ".join("%s=%d" % kv for kv in st.items()))
             rep.expect("%s: tx_bytes_by_ref + tx_bytes_copied = bytes sent" % e.name, e.sent,
                        st["tx_bytes_by_ref"] + st["tx_bytes_copied"])
-            rep.check(st["tx_bytes_by_ref"] == PAGE * st["tx_pages_by_ref"],
-                      "%s: tx_bytes_by_ref is whole pages" % e.name, "%d bytes, %d pages"
+            # (a non-blocking send may leave with part of its last page)
+            rep.check(0 < st["tx_bytes_by_ref"] <= PAGE * st["tx_pages_by_ref"]
+                      or st["tx_bytes_by_ref"] == st["tx_pages_by_ref"] == 0,
+                      "%s: tx_bytes_by_ref fits its pages" % e.name, "%d bytes, %d pages"
                       % (st["tx_bytes_by_ref"], st["tx_pages_by_ref"]))
             rep.check((st["tx_pages_by_ref"] > 0 or e.big_region_sends == 0)
                       and st["tx_pages_by_ref"] <= e.region_pages,
