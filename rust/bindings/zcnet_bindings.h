@@ -18,5 +18,15 @@
 #include <net/tcp.h>
 #include <net/ip.h>
 
-#include "../helpers/zcnet_helpers.h"
+/* The C helpers of rust/helpers/, one header each. */
+#include "../helpers/bh.h"
+#include "../helpers/module.h"
+#include "../helpers/netdev.h"
+#include "../helpers/page.h"
+#include "../helpers/page_reuse.h"
+#include "../helpers/page_skb.h"
+#include "../helpers/rtnl.h"
+#include "../helpers/skbuff.h"
+#include "../helpers/timer.h"
+#include "../helpers/tx_frag.h"
 #include "../../include/uapi/zcnet/zcfrag.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Safe access to the C helpers of `rust/helpers/zcnet_helpers.c`.
+//! Safe access to the C helpers of `rust/helpers/module.c`.
 
 use super::ext;
 use kernel::prelude::*;
