@@ -71,21 +71,6 @@ int zcnet_helper_netif_receive_skb(struct sk_buff *skb)
 	return r;
 }
 
-unsigned int zcnet_helper_skb_len(const struct sk_buff *skb)
-{
-	return skb->len;
-}
-
-unsigned char *zcnet_helper_skb_data(const struct sk_buff *skb)
-{
-	return skb->data;
-}
-
-unsigned int zcnet_helper_skb_headlen(const struct sk_buff *skb)
-{
-	return skb_headlen(skb);
-}
-
 u16 zcnet_helper_skb_protocol(const struct sk_buff *skb)
 {
 	return (__force u16)skb->protocol;

@@ -36,10 +36,6 @@ int zcnet_helper_netif_receive_skb(struct sk_buff *skb);
  * anonymous unions; protocol, mac_header and vlan_all lie in the struct_group
  * `headers`, an anonymous union as well; pkt_type is a bitfield.
  */
-unsigned int zcnet_helper_skb_len(const struct sk_buff *skb);
-unsigned char *zcnet_helper_skb_data(const struct sk_buff *skb);
-/* skb_headlen(skb) */
-unsigned int zcnet_helper_skb_headlen(const struct sk_buff *skb);
 u16 zcnet_helper_skb_protocol(const struct sk_buff *skb);
 struct net_device *zcnet_helper_skb_dev(const struct sk_buff *skb);
 void zcnet_helper_skb_set_dev(struct sk_buff *skb, struct net_device *dev);
