@@ -9,9 +9,17 @@
 
 use kernel::{debugfs, prelude::*};
 
-#[path = "../../rust/zcnet/mod.rs"]
+/// The files of zcnet's kernel layer (`rust/zcnet/`) this module uses (none
+/// of them calls a C helper).
+#[path = "../../rust/zcnet"]
 #[allow(dead_code, unreachable_pub)]
-mod zcnet;
+mod zcnet {
+    pub mod counters;
+    pub mod errno;
+    pub mod ext;
+    pub mod helpers;
+    pub mod ulp;
+}
 
 use zcnet::counters::Counters;
 

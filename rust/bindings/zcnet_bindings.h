@@ -14,13 +14,13 @@
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/module.h>
+#include <linux/utsname.h>
 #include <net/rtnetlink.h>
 #include <net/tcp.h>
 #include <net/ip.h>
 
 /* The C helpers of rust/helpers/, one header each. */
 #include "../helpers/bh.h"
-#include "../helpers/module.h"
 #include "../helpers/netdev.h"
 #include "../helpers/page.h"
 #include "../helpers/page_reuse.h"

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Bottom halves and monotonic time (see bh.h). */
+/* Bottom halves (see bh.h). */
 #include <linux/bottom_half.h>
-#include <linux/timekeeping.h>
 
 #include "bh.h"
 
@@ -13,9 +12,4 @@ void zcnet_helper_bh_disable(void)
 void zcnet_helper_bh_enable(void)
 {
 	local_bh_enable();
-}
-
-u64 zcnet_helper_now_ns(void)
-{
-	return ktime_get_ns();
 }

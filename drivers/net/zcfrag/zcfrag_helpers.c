@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-/* This module's copy of the zcnet C helpers (rust/helpers/). */
+/*
+ * This module's copy of the zcnet C helpers its layer files call
+ * (rust/helpers/): bh.rs bh.c; netdev.rs netdev.c; page.rs page.c and
+ * page_reuse.c; skbuff.rs skbuff.c, tx_frag.c and page_skb.c; stacked.rs
+ * rtnl.c and timer.c besides.
+ */
 #include "../../../rust/helpers/bh.c"
-#include "../../../rust/helpers/module.c"
 #include "../../../rust/helpers/netdev.c"
 #include "../../../rust/helpers/page.c"
 #include "../../../rust/helpers/page_reuse.c"
