@@ -9,9 +9,19 @@
 
 use kernel::{debugfs, prelude::*};
 
-#[path = "../../rust/zcnet/mod.rs"]
+/// The files of zcnet's kernel layer (`rust/zcnet/`) this module uses; their
+/// C helpers are in `zcddp_helpers.c`.
+#[path = "../../rust/zcnet"]
 #[allow(dead_code, unreachable_pub)]
-mod zcnet;
+mod zcnet {
+    pub mod counters;
+    pub mod errno;
+    pub mod ext;
+    pub mod helpers;
+    pub mod netstat;
+    pub mod pageref;
+    pub mod ulp;
+}
 
 use zcnet::counters::Counters;
 

@@ -14,9 +14,21 @@
 
 use kernel::prelude::*;
 
-#[path = "../../rust/zcnet/mod.rs"]
+/// The files of zcnet's kernel layer (`rust/zcnet/`) this module uses; their
+/// C helpers are in `zcsock_helpers.c`.
+#[path = "../../rust/zcnet"]
 #[allow(dead_code, unreachable_pub)]
-mod zcnet;
+mod zcnet {
+    pub mod counters;
+    pub mod errno;
+    pub mod ext;
+    pub mod helpers;
+    pub mod mapdev;
+    pub mod netstat;
+    pub mod pageref;
+    pub mod uapi;
+    pub mod ulp;
+}
 
 mod region;
 mod rx;

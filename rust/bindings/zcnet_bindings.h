@@ -14,13 +14,24 @@
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/module.h>
+#include <linux/utsname.h>
 #include <net/rtnetlink.h>
 #include <net/tcp.h>
 #include <net/ip.h>
 
-#include "../helpers/zcnet_helpers.h"
+/* The C helpers of rust/helpers/, one header each. */
+#include "../helpers/bh.h"
 #include "../helpers/mapdev.h"
+#include "../helpers/netdev.h"
 #include "../helpers/netstat.h"
+#include "../helpers/page.h"
+#include "../helpers/page_reuse.h"
+#include "../helpers/page_skb.h"
+#include "../helpers/pageref.h"
+#include "../helpers/rtnl.h"
+#include "../helpers/skbuff.h"
 #include "../helpers/tcp_ulp.h"
+#include "../helpers/timer.h"
+#include "../helpers/tx_frag.h"
 #include "../../include/uapi/zcnet/zcfrag.h"
 #include "../../include/uapi/zcnet/zcsock.h"

@@ -11,6 +11,7 @@
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/module.h>
+#include <linux/nsproxy.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/highmem.h>
@@ -253,24 +254,4 @@ long zcnet_helper_mapdev_install(unsigned long uaddr, struct page *page)
 out:
 	mmap_read_unlock(mm);
 	return r;
-}
-
-int zcnet_helper_page_refs(struct page *page)
-{
-	return page_ref_count(page);
-}
-
-void zcnet_helper_copy_page(struct page *to, struct page *from)
-{
-	copy_highpage(to, from);
-}
-
-unsigned long zcnet_helper_page_pfn(struct page *page)
-{
-	return page_to_pfn(page);
-}
-
-struct page *zcnet_helper_alloc_page_zeroed(void)
-{
-	return alloc_page(GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN);
 }

@@ -58,14 +58,6 @@ long zcnet_helper_mapdev_grab(unsigned long uaddr, unsigned long max, struct pag
  * The vm_fault_t for the fault handler to return. */
 unsigned int zcnet_helper_mapdev_insert(void *vmf, unsigned long pfn, bool write);
 
-/* page_ref_count(page) */
-int zcnet_helper_page_refs(struct page *page);
-/* copy_highpage(to, from) */
-void zcnet_helper_copy_page(struct page *to, struct page *from);
-/* page_to_pfn(page) */
-unsigned long zcnet_helper_page_pfn(struct page *page);
-/* alloc_page(GFP_KERNEL | __GFP_ZERO) */
-struct page *zcnet_helper_alloc_page_zeroed(void);
 #endif
 
 /*

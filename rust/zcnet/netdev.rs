@@ -3,6 +3,10 @@
 //! Network devices.
 //!
 //! C header: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h)
+//!
+//! Every field is read through a C helper (`rust/helpers/netdev.c`):
+//! `kernel::bindings` has `struct net_device` only as an opaque type, and
+//! `mtu`, `flags` and `type` want `READ_ONCE` anyway.
 
 use super::ext;
 use kernel::{bindings, types::Opaque};

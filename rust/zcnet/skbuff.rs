@@ -4,6 +4,13 @@
 //! ([`SkbChain`]).
 //!
 //! C header: [`include/linux/skbuff.h`](srctree/include/linux/skbuff.h)
+//!
+//! Plain fields (`len`, `data_len`, `data`) are read through
+//! `kernel::bindings::sk_buff`. The others go through C helpers
+//! (`rust/helpers/skbuff.c`): `dev` and `next` lie in anonymous unions;
+//! `protocol`, `mac_header` and the VLAN tag in the `headers` struct group,
+//! an anonymous union too; `pkt_type` is a bitfield. Their binding names
+//! (`__bindgen_anon_N`, bitfield units) depend on the kernel configuration.
 
 use super::ext;
 use super::netdev::NetDevice;
@@ -66,8 +73,10 @@ impl SkBuff {
 
     /// Total length of the data (linear part and page fragments).
     pub fn len(&self) -> u32 {
-        // SAFETY: By the type invariant the skb is valid.
-        unsafe { ext::zcnet_helper_skb_len(self.raw()) }
+        // SAFETY: By the type invariant the skb is valid and owned, so nobody
+        // changes it under us; `len` is a plain `unsigned int` outside any
+        // union.
+        unsafe { (*self.raw()).len }
     }
 
     /// True when the skb carries no data.
@@ -93,10 +102,15 @@ impl SkBuff {
 
     /// The linear part of the data.
     pub fn linear(&self) -> &[u8] {
-        // SAFETY: `data` points to `skb_headlen` readable bytes of the owned skb.
+        // SAFETY: By the type invariant the skb is valid and owned; `len`,
+        // `data_len` and `data` are plain fields outside any union. `data`
+        // points to the linear part, `len - data_len` bytes (`skb_headlen`)
+        // in the skb's head, which stays as it is while `&self` is borrowed
+        // (changing it takes `&mut self`).
         unsafe {
-            let n = ext::zcnet_helper_skb_headlen(self.raw()) as usize;
-            core::slice::from_raw_parts(ext::zcnet_helper_skb_data(self.raw()), n)
+            let skb = self.raw();
+            let n = ((*skb).len - (*skb).data_len) as usize;
+            core::slice::from_raw_parts((*skb).data, n)
         }
     }
 

@@ -14,11 +14,11 @@
 //!
 //! C models: `drivers/net/macvlan.c`, `drivers/net/ipvlan/`.
 
-use super::bh::TextBuf;
 use super::ext;
 use super::netdev::NetDevice;
 use super::rtnl::{self, ExtAck};
 use super::skbuff::{SkBuff, SkbChain};
+use super::text::TextBuf;
 use core::marker::PhantomData;
 use kernel::{
     bindings,

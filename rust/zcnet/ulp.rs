@@ -101,7 +101,7 @@ impl TcpSock {
                 len,
                 flags,
                 Some(act::<F>),
-                (take as *mut F).cast(),
+                core::ptr::from_mut::<F>(take).cast(),
                 &mut fallback,
             )
         };

@@ -9,7 +9,7 @@ use crate::counters::{c, NAMES};
 use crate::rx::{RxState, SlotBuf};
 use crate::wire::admission::{self, Event, RateLimit, Requests};
 use crate::wire::spec::{self, Engine, Miss};
-use crate::zcnet::bh::{now_ns, TextBuf};
+use crate::zcnet::bh::now_ns;
 use crate::zcnet::counters::Counters;
 use crate::zcnet::helpers::random_u32;
 use crate::zcnet::netdev::NetDevice;
@@ -17,6 +17,7 @@ use crate::zcnet::page::PageRing;
 use crate::zcnet::rtnl::ExtAck;
 use crate::zcnet::skbuff::{SkBuff, SkbChain};
 use crate::zcnet::stacked::{self, Ctx, Rx, TxResult};
+use crate::zcnet::text::TextBuf;
 use crate::{
     counters::NCOUNTERS, zcnet, DEFAULT_GRANT_MS, DEFAULT_MTU, DEFAULT_SLOTS, ETH_HLEN,
     ETH_P_ADM_BE, ETH_P_IP_BE, REQUESTS, SLOTS,

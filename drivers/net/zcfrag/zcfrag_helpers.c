@@ -1,6 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
-/* This module's copy of the zcnet C helpers (rust/helpers/). */
-#include "../../../rust/helpers/zcnet_helpers.c"
-#include "../../../rust/helpers/mapdev.c"
-#include "../../../rust/helpers/netstat.c"
-#include "../../../rust/helpers/tcp_ulp.c"
+/*
+ * This module's copy of the zcnet C helpers its layer files call
+ * (rust/helpers/): bh.rs bh.c; netdev.rs netdev.c; page.rs page.c and
+ * page_reuse.c; skbuff.rs skbuff.c, tx_frag.c and page_skb.c; stacked.rs
+ * rtnl.c and timer.c besides.
+ */
+#include "../../../rust/helpers/bh.c"
+#include "../../../rust/helpers/netdev.c"
+#include "../../../rust/helpers/page.c"
+#include "../../../rust/helpers/page_reuse.c"
+#include "../../../rust/helpers/page_skb.c"
+#include "../../../rust/helpers/rtnl.c"
+#include "../../../rust/helpers/skbuff.c"
+#include "../../../rust/helpers/timer.c"
+#include "../../../rust/helpers/tx_frag.c"

@@ -24,9 +24,24 @@
 
 use kernel::prelude::*;
 
-#[path = "../../../rust/zcnet/mod.rs"]
+/// The files of zcnet's kernel layer (`rust/zcnet/`) this module uses;
+/// `zcfrag_helpers.c` links the C helpers they call.
+#[path = "../../../rust/zcnet"]
 #[allow(dead_code, unreachable_pub)]
-mod zcnet;
+mod zcnet {
+    pub mod bh;
+    pub mod counters;
+    pub mod errno;
+    pub mod ext;
+    pub mod helpers;
+    pub mod netdev;
+    pub mod page;
+    pub mod rtnl;
+    pub mod skbuff;
+    pub mod stacked;
+    pub mod text;
+    pub mod uapi;
+}
 
 #[path = "../../../rust/wire/mod.rs"]
 #[allow(dead_code, unreachable_pub)]

@@ -7,9 +7,16 @@
 
 use kernel::prelude::*;
 
-#[path = "../../../../rust/zcnet/mod.rs"]
+/// The files of zcnet's kernel layer (`rust/zcnet/`) the tests use;
+/// `zcnet_layer_test_helpers.c` links the C helpers they call.
+#[path = "../../../../rust/zcnet"]
 #[allow(dead_code, unreachable_pub)]
-mod zcnet;
+mod zcnet {
+    pub mod counters;
+    pub mod ext;
+    pub mod page;
+    pub mod text;
+}
 
 #[path = "../../../../rust/wire/mod.rs"]
 #[allow(dead_code, unreachable_pub)]
@@ -34,9 +41,9 @@ impl kernel::Module for LayerTest {
 #[kunit_tests(zcnet_layer)]
 mod tests {
     use super::wire::{ipv4, spec};
-    use super::zcnet::bh::TextBuf;
     use super::zcnet::counters::Counters;
     use super::zcnet::page::{PageRing, PAGE_SIZE};
+    use super::zcnet::text::TextBuf;
     use core::fmt::Write;
 
     static NAMES: [&str; 3] = ["a", "b", "c"];

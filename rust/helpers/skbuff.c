@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Socket buffers (see skbuff.h). */
+#include <linux/bottom_half.h>
+#include <linux/etherdevice.h>
+#include <linux/if_packet.h>
+#include <linux/if_vlan.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+
+#include "skbuff.h"
+
+struct sk_buff *zcnet_helper_skb_share_check(struct sk_buff *skb)
+{
+	return skb_share_check(skb, GFP_ATOMIC);
+}
+
+void zcnet_helper_consume_skb(struct sk_buff *skb)
+{
+	consume_skb(skb);
+}
+
+void zcnet_helper_kfree_skb(struct sk_buff *skb)
+{
+	kfree_skb(skb);
+}
+
+bool zcnet_helper_skb_may_pull(struct sk_buff *skb, unsigned int len)
+{
+	return pskb_may_pull(skb, len);
+}
+
+int zcnet_helper_skb_resolve_csum(struct sk_buff *skb)
+{
+	return skb->ip_summed == CHECKSUM_PARTIAL ? skb_checksum_help(skb) : 0;
+}
+
+/*
+ * An Ethernet frame of `len` bytes (destination, source, EtherType, payload;
+ * padded to the Ethernet minimum) ready for dev_queue_xmit on `dev`.
+ */
+struct sk_buff *zcnet_helper_build_frame(struct net_device *dev, const void *data,
+					 unsigned int len)
+{
+	unsigned int flen = max_t(unsigned int, len, ETH_ZLEN);
+	struct sk_buff *skb;
+
+	if (len < ETH_HLEN)
+		return NULL;
+	skb = alloc_skb(LL_RESERVED_SPACE(dev) + flen, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, LL_RESERVED_SPACE(dev));
+	skb_put_data(skb, data, len);
+	if (flen > len)
+		skb_put_zero(skb, flen - len);
+	skb_reset_mac_header(skb);
+	skb_reset_network_header(skb);
+	skb->protocol = ((const struct ethhdr *)data)->h_proto;
+	skb->dev = dev;
+	return skb;
+}
+
+int zcnet_helper_netif_receive_skb(struct sk_buff *skb)
+{
+	int r;
+
+	/* Softirq callers nest; a process-context caller gets BHs off. */
+	local_bh_disable();
+	r = netif_receive_skb(skb);
+	local_bh_enable();
+	return r;
+}
+
+u16 zcnet_helper_skb_protocol(const struct sk_buff *skb)
+{
+	return (__force u16)skb->protocol;
+}
+
+struct net_device *zcnet_helper_skb_dev(const struct sk_buff *skb)
+{
+	return skb->dev;
+}
+
+void zcnet_helper_skb_set_dev(struct sk_buff *skb, struct net_device *dev)
+{
+	skb->dev = dev;
+}
+
+struct sk_buff *zcnet_helper_skb_next(const struct sk_buff *skb)
+{
+	return skb->next;
+}
+
+void zcnet_helper_skb_set_next(struct sk_buff *skb, struct sk_buff *next)
+{
+	skb->next = next;
+}
+
+unsigned int zcnet_helper_skb_mac_len(const struct sk_buff *skb)
+{
+	return skb_mac_header_was_set(skb) ? skb->data - skb_mac_header(skb) : 0;
+}
+
+const unsigned char *zcnet_helper_skb_mac_header(const struct sk_buff *skb)
+{
+	return skb_mac_header(skb);
+}
+
+bool zcnet_helper_skb_is_loopback(const struct sk_buff *skb)
+{
+	return skb->pkt_type == PACKET_LOOPBACK;
+}
+
+bool zcnet_helper_skb_for_host(const struct sk_buff *skb)
+{
+	return skb->pkt_type == PACKET_HOST;
+}
+
+bool zcnet_helper_skb_vlan_tagged(const struct sk_buff *skb)
+{
+	return skb_vlan_tag_present(skb);
+}
