@@ -14,7 +14,7 @@
 # suites (and the host steps but the alt tree), TOPOS="veth ..." only those
 # topologies; with ZCNET_FLAVOUR=debug that
 # is the debug-kernel run of the teardown and bad-input suites:
-#   ZCNET_FLAVOUR=debug SUITES="zcfrag-unload zcfrag-badinput zcfrag-admission zcfrag-review" make check
+#   ZCNET_FLAVOUR=debug SUITES="zcfrag-unload zcfrag-badinput zcfrag-admission zcfrag-review zcsock" make check
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$ZCNET_ROOT"
@@ -124,6 +124,8 @@ guest zcfrag-badinput virtio2
 guest zcfrag-unload veth
 guest zcfrag-unload virtio2
 guest zcfrag-review veth
+guest zcsock veth
+guest zcsock virtio2
 # The paper's Table 1 at a fifth of its size (the documented run used 100000:
 # tools/testing/zcnet/zcfrag-table1.sh, Documentation/networking/zcfrag.rst).
 guest zcfrag-table1 veth 20000
