@@ -26,7 +26,7 @@ use kernel::{
     ffi,
     prelude::*,
     sync::atomic::{Acquire, Atomic, Relaxed, Release},
-    types::Opaque,
+    types::{ForeignOwnable, Opaque},
     uaccess::UserPtr,
 };
 
@@ -255,18 +255,33 @@ struct DevStats {
 ///
 /// `lower` is the lower device for as long as the stacked device is registered
 /// (the notifier deletes the stacked device before the lower one goes);
-/// `state` is null or a pinned `KBox<T>` leaked with `into_raw`, freed only by
-/// `priv_destructor`; `timer` is null or a timer whose callback is given the
+/// `state` is null or a pinned `KBox<T>` handed over with
+/// `ForeignOwnable::into_foreign`, taken back only by `priv_destructor`; `timer` is null or a timer whose callback is given the
 /// device: set before registration, shut down (never freed) by dellink, and
 /// freed only by `priv_destructor`, so every callback of a registered device
 /// sees the same valid timer; `dying` is set by dellink before `teardown`.
 #[repr(C)]
 struct Priv<T> {
     lower: *mut bindings::net_device,
-    state: *mut T,
+    state: *mut ffi::c_void,
     timer: *mut ext::zcnet_timer,
     dying: Atomic<bool>,
     stats: DevStats,
+    /// The kind whose state `state` holds.
+    _t: PhantomData<T>,
+}
+
+impl<T: Stacked> Priv<T> {
+    /// The driver's state.
+    ///
+    /// # Safety
+    ///
+    /// `state` is set (newlink did) and not yet taken back (the destructor).
+    unsafe fn state(&self) -> &T {
+        // SAFETY: The caller guarantees `state` holds a pinned box from
+        // `into_foreign` that lives while `self` is borrowed.
+        unsafe { <Pin<KBox<T>> as ForeignOwnable>::borrow(self.state) }.get_ref()
+    }
 }
 
 impl<T> Priv<T> {
@@ -452,8 +467,9 @@ fn copy_cstr(dst: &mut [ffi::c_char], src: &CStr) {
 /// `dev` must be a registered device of kind `T` (its `state` is then set
 /// and stays valid until after it is unregistered).
 unsafe fn state_of<'a, T: Stacked>(dev: *mut bindings::net_device) -> &'a T {
-    // SAFETY: The caller guarantees it.
-    unsafe { &*priv_of::<T>(dev).state }
+    // SAFETY: The caller guarantees a registered device, whose `state` is set
+    // and taken back only by the destructor, after the last callback.
+    unsafe { priv_of::<T>(dev).state() }
 }
 
 /// The C callbacks of a stacked kind `T`, each a thin `unsafe extern "C"`
@@ -490,13 +506,13 @@ impl<T: Stacked> Adapter<T> {
         // (called after unregistration, or when registration failed).
         let p = unsafe { ext::zcnet_helper_netdev_priv(dev).cast::<Priv<T>>() };
         // SAFETY: By the `Priv` invariant the timer (if still there) is ours, and
-        // `state` came from `KBox::into_raw` of a pinned box; it is dropped in
-        // place, never moved. Nothing else refers to the private area any more.
+        // `state` came from `into_foreign` of a pinned box, taken back once here.
+        // Nothing else refers to the private area any more.
         unsafe {
             ext::zcnet_helper_timer_free((*p).timer);
             (*p).timer = core::ptr::null_mut();
             if !(*p).state.is_null() {
-                drop(Pin::new_unchecked(KBox::from_raw((*p).state)));
+                drop(<Pin<KBox<T>> as ForeignOwnable>::from_foreign((*p).state));
                 (*p).state = core::ptr::null_mut();
             }
         }
@@ -558,12 +574,12 @@ impl<T: Stacked> Adapter<T> {
                 return Err(ENOMEM);
             }
             // SAFETY: `dev` is of kind `T`, not yet registered, so nothing else
-            // reads its private area. INVARIANT: `state` comes from `into_raw` of a
-            // pinned box that is never moved out; `timer` is ours.
+            // reads its private area. INVARIANT: `state` comes from `into_foreign`
+            // of a pinned box; `timer` is ours.
             unsafe {
                 let p = ext::zcnet_helper_netdev_priv(dev).cast::<Priv<T>>();
                 (*p).lower = lower;
-                (*p).state = KBox::into_raw(Pin::into_inner_unchecked(state));
+                (*p).state = state.into_foreign();
                 (*p).timer = timer;
                 ext::zcnet_helper_copy_hw_addr(dev, lower);
                 ext::zcnet_helper_dev_set_mtu(
@@ -692,7 +708,7 @@ impl<T: Stacked> Adapter<T> {
             ext::netdev_rx_handler_unregister(lower);
             ext::zcnet_helper_timer_shutdown((*p).timer);
             ext::zcnet_helper_bh_disable();
-            (*(*p).state).teardown(NetDevice::from_raw(lower));
+            (*p).state().teardown(NetDevice::from_raw(lower));
             ext::zcnet_helper_bh_enable();
             ext::netdev_upper_dev_unlink(lower, dev);
             ext::unregister_netdevice_queue(dev, head);
@@ -778,7 +794,7 @@ impl<T: Stacked> Adapter<T> {
         }
         // SAFETY: `state` is set before the handler is registered and freed only
         // after the device is unregistered.
-        let state = unsafe { &*p.state };
+        let state = unsafe { p.state() };
         let ctx = p.ctx(upper);
         match state.rx(skb, dev, &ctx) {
             Rx::Pass(mut skb) => {
@@ -805,7 +821,7 @@ impl<T: Stacked> Adapter<T> {
         unsafe {
             let p = priv_of::<T>(dev);
             let ctx = p.ctx(dev);
-            (*p.state).on_timer(NetDevice::from_raw(dev), &ctx);
+            p.state().on_timer(NetDevice::from_raw(dev), &ctx);
         }
     }
 
@@ -828,7 +844,7 @@ impl<T: Stacked> Adapter<T> {
             return ext::netdev_tx_NETDEV_TX_OK;
         };
         // SAFETY: See above.
-        let state = unsafe { &*p.state };
+        let state = unsafe { p.state() };
         let ctx = p.ctx(dev);
         let r = state.xmit(skb, lower, &ctx);
         if r.dropped {
@@ -939,7 +955,7 @@ impl<T: Stacked> Adapter<T> {
             )
         };
         // SAFETY: `state` is valid while the device is registered.
-        unsafe { (*p.state).stats(out) };
+        unsafe { p.state().stats(out) };
     }
 
     /// `ethtool -c`.
