@@ -65,6 +65,11 @@ fi
 dmesg > /run/zcnet/out/dmesg 2>/dev/null
 echo "$rc" > /run/zcnet/out/rc
 sync
-echo o > /proc/sysrq-trigger
-sleep 5
-echo b > /proc/sysrq-trigger
+# Power off without touching the 9p root again: its transport goes away while
+# the machine powers off, and an init that then reads more of this script or
+# runs a binary from it dies of an I/O error or SIGBUS (and the kernel
+# panics). So: builtins only, a FIFO on tmpfs to wait on, a function that
+# bash has read whole before it runs, and no return.
+mkfifo /run/zcnet-halt 2>/dev/null
+zcnet_halt() { echo o > /proc/sysrq-trigger; while :; do read -r -t 5 _ <> /run/zcnet-halt; echo b > /proc/sysrq-trigger; done; }
+zcnet_halt
