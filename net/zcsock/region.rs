@@ -10,11 +10,11 @@
 //! stay those of the `send()` call. Mappings are `VM_PFNMAP` and take no page
 //! reference, so "held by someone else" is simply `refs() > 1`.
 
+use crate::stat;
 use crate::stat::s;
 use crate::zcnet::mapdev::{Fault, Map, MapDevice};
 use crate::zcnet::netstat::NetRef;
 use crate::zcnet::pageref::PageRef;
-use crate::STATS;
 use kernel::{new_mutex, prelude::*, sync::Mutex};
 
 /// One mapped file's pages.
@@ -38,8 +38,8 @@ impl MapDevice for Regions {
         for _ in 0..npages {
             pages.push(PageRef::alloc_zeroed()?, GFP_KERNEL)?;
         }
-        STATS.add(net.net(), s::REGIONS, 1);
-        STATS.add(net.net(), s::REGION_PAGES, npages as i64);
+        stat::add(net.net(), s::REGIONS, 1);
+        stat::add(net.net(), s::REGION_PAGES, npages as i64);
         KBox::pin_init(
             pin_init!(Region {
                 pages <- new_mutex!(pages),
@@ -99,7 +99,7 @@ impl Region {
         // The old page stays alive as long as TCP holds it.
         drop(core::mem::replace(slot, copy));
         self.map.zap(idx, 1);
-        STATS.add(self.net.net(), s::TX_COW_FAULTS, 1);
+        stat::add(self.net.net(), s::TX_COW_FAULTS, 1);
         Ok(())
     }
 }
@@ -108,7 +108,7 @@ impl Region {
 impl PinnedDrop for Region {
     fn drop(self: Pin<&mut Self>) {
         let n = self.pages.lock().len() as i64;
-        STATS.add(self.net.net(), s::REGIONS, -1);
-        STATS.add(self.net.net(), s::REGION_PAGES, -n);
+        stat::add(self.net.net(), s::REGIONS, -1);
+        stat::add(self.net.net(), s::REGION_PAGES, -n);
     }
 }

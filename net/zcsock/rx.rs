@@ -6,15 +6,16 @@
 //! the region at that address; everything else is copied. The replaced
 //! region page is freed (or lives on where it is still held).
 
-use crate::sock::{st, Ctx};
+use crate::sock::{count, st, Ctx};
 use crate::stat::s;
 use crate::zcnet::mapdev;
 use crate::zcnet::ulp::{Msg, Received, RxSkb, TcpSock};
-use crate::STATS;
 use kernel::{page::PAGE_SIZE, prelude::*, sync::atomic::Relaxed};
 
+/// `MSG_PEEK`: the bytes stay queued.
+const MSG_PEEK: i32 = 0x2;
 /// `MSG_PEEK`, `MSG_OOB`, `MSG_TRUNC`, `MSG_ERRQUEUE`: TCP's own recvmsg.
-const MSG_SPECIAL: i32 = 0x2 | 0x1 | 0x20 | 0x2000;
+const MSG_SPECIAL: i32 = MSG_PEEK | 0x1 | 0x20 | 0x2000;
 
 /// How many bytes to copy at user position `upos` when no page is mapped
 /// there: up to the next user page boundary, so that the following bytes
@@ -37,7 +38,7 @@ pub(crate) fn recvmsg(sk: &TcpSock, ctx: &Ctx, msg: &mut Msg, len: usize, flags:
         }
         _ => return copied(sk, ctx, sk.base_recvmsg(msg, len, flags), flags),
     };
-    let (mut pages, mut mapped_bytes, mut copied_bytes) = (0u64, 0usize, 0usize);
+    let (mut pages, mut mapped_bytes, mut copied_bytes) = (0usize, 0usize, 0usize);
     let mut upos = addr;
     let mut take = |skb: &RxSkb, off: u32, n: usize| -> Result<usize> {
         let left = addr + ulen - upos;
@@ -67,25 +68,23 @@ pub(crate) fn recvmsg(sk: &TcpSock, ctx: &Ctx, msg: &mut Msg, len: usize, flags:
         msg.advance(r as usize);
     }
     if pages > 0 {
-        ctx.add(st::RX_PAGES_REMAPPED, pages);
+        count(sk, ctx, st::RX_PAGES_REMAPPED, s::RX_PAGES_REMAPPED, pages);
         ctx.add(st::RX_BYTES_REMAPPED, mapped_bytes as u64);
-        STATS.add(sk.net(), s::RX_PAGES_REMAPPED, pages as i64);
     }
-    count_copied(sk, ctx, copied_bytes);
+    count(
+        sk,
+        ctx,
+        st::RX_BYTES_COPIED,
+        s::RX_BYTES_COPIED,
+        copied_bytes,
+    );
     r
-}
-
-fn count_copied(sk: &TcpSock, ctx: &Ctx, n: usize) {
-    if n > 0 {
-        ctx.add(st::RX_BYTES_COPIED, n as u64);
-        STATS.add(sk.net(), s::RX_BYTES_COPIED, n as i64);
-    }
 }
 
 /// Counts what TCP's own recvmsg copied (not a peek).
 fn copied(sk: &TcpSock, ctx: &Ctx, r: i32, flags: i32) -> i32 {
-    if r > 0 && flags & 0x2 == 0 {
-        count_copied(sk, ctx, r as usize);
+    if r > 0 && flags & MSG_PEEK == 0 {
+        count(sk, ctx, st::RX_BYTES_COPIED, s::RX_BYTES_COPIED, r as usize);
     }
     r
 }

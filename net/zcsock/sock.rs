@@ -3,10 +3,11 @@
 //! The ULP `zcsock`: per-socket state, its options (`SOL_ZCSOCK`) and the
 //! data calls, which go to [`crate::tx`] and [`crate::rx`].
 
+use crate::stat;
 use crate::stat::s;
 use crate::zcnet::uapi::zcsock_stats;
 use crate::zcnet::ulp::{Msg, TcpSock, Ulp};
-use crate::{STATS, ZCSOCK_COPY_THRESHOLD, ZCSOCK_STATS};
+use crate::{ZCSOCK_COPY_THRESHOLD, ZCSOCK_STATS};
 use kernel::{
     prelude::*,
     sync::atomic::{Atomic, Relaxed},
@@ -62,6 +63,15 @@ impl Ctx {
     }
 }
 
+/// Counts `n` into a socket's counter `per_socket` and its namespace's
+/// counter `per_ns`.
+pub(crate) fn count(sk: &TcpSock, ctx: &Ctx, per_socket: usize, per_ns: usize, n: usize) {
+    if n > 0 {
+        ctx.add(per_socket, n as u64);
+        stat::add(sk.net(), per_ns, n as i64);
+    }
+}
+
 /// The ULP.
 pub(crate) struct ZcSock;
 
@@ -72,17 +82,17 @@ impl Ulp for ZcSock {
     type Ctx = Ctx;
 
     fn init(sk: &TcpSock) -> Result<Ctx> {
-        STATS.add(sk.net(), s::CURR_SOCKETS, 1);
+        stat::add(sk.net(), s::CURR_SOCKETS, 1);
         Ok(Ctx::new(DEFAULT_COPY_THRESHOLD))
     }
 
     fn clone(parent: &Ctx, newsk: &TcpSock) -> Option<Ctx> {
-        STATS.add(newsk.net(), s::CURR_SOCKETS, 1);
+        stat::add(newsk.net(), s::CURR_SOCKETS, 1);
         Some(Ctx::new(parent.copy_threshold.load(Relaxed)))
     }
 
     fn release(sk: &TcpSock, _ctx: &Ctx) {
-        STATS.add(sk.net(), s::CURR_SOCKETS, -1);
+        stat::add(sk.net(), s::CURR_SOCKETS, -1);
     }
 
     fn sendmsg(sk: &TcpSock, ctx: &Ctx, msg: &mut Msg, size: usize) -> i32 {

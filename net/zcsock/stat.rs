@@ -4,6 +4,14 @@
 //! (`s::NAME`) and its name on one line, as `tls_proc.c`'s `SNMP_MIB_ITEM`
 //! table does. Per network namespace, counted per CPU.
 
+use crate::zcnet::netstat::{Net, NetStat};
+
+/// Adds `delta` to counter `idx` of `net` (the module registered the table
+/// before any socket or region could count).
+pub(crate) fn add(net: Net<'_>, idx: usize, delta: i64) {
+    NetStat::<NSTATS>::add(net, idx, delta);
+}
+
 crate::zcnet::counters::counter_table! {
     mod s; count NSTATS; names NAMES: &kernel::str::CStr;
     TX_PAGES_BY_REF = c"ZcsockTxPagesByRef",

@@ -4,12 +4,11 @@
 //! write-protects them first, [`crate::region`]); unaligned heads and tails,
 //! ordinary memory and sends below the copy threshold are copied by TCP.
 
-use crate::sock::{st, Ctx};
+use crate::sock::{count, st, Ctx};
 use crate::stat::s;
 use crate::zcnet::mapdev::{self, GRAB_MAX};
 use crate::zcnet::pageref::PageRef;
 use crate::zcnet::ulp::{Msg, SockGuard, TcpSock};
-use crate::STATS;
 use kernel::{page::PAGE_SIZE, prelude::*, sync::atomic::Relaxed};
 
 /// `MSG_MORE`: more data follows the piece being sent.
@@ -68,8 +67,7 @@ pub(crate) fn sendmsg(sk: &TcpSock, ctx: &Ctx, msg: &mut Msg, size: usize) -> i3
 }
 
 fn count_copied(sk: &TcpSock, ctx: &Ctx, n: usize) {
-    ctx.add(st::TX_BYTES_COPIED, n as u64);
-    STATS.add(sk.net(), s::TX_BYTES_COPIED, n as i64);
+    count(sk, ctx, st::TX_BYTES_COPIED, s::TX_BYTES_COPIED, n);
 }
 
 /// Sends `len` bytes from `addr`, piece by piece: bytes sent and the error
@@ -97,7 +95,7 @@ fn send_locked(
                     Ok(k) => {
                         let k = k.min(n);
                         let f = more(pos + k * PAGE_SIZE, end, flags);
-                        (k * PAGE_SIZE, by_ref(g, sk, ctx, &mut pages[..k], f))
+                        (k * PAGE_SIZE, by_ref(g, sk, ctx, &pages[..k], f))
                     }
                     Err(e) => (0, Err(e)),
                 }
@@ -142,22 +140,19 @@ fn by_ref(
     g: &SockGuard<'_>,
     sk: &TcpSock,
     ctx: &Ctx,
-    pages: &mut [Option<PageRef>],
+    pages: &[Option<PageRef>],
     flags: u32,
 ) -> Result<usize> {
-    let mut held: KVec<PageRef> = KVec::with_capacity(pages.len(), GFP_KERNEL)?;
-    for p in pages.iter_mut() {
-        if let Some(p) = p.take() {
-            held.push(p, GFP_KERNEL)?;
-        }
-    }
-    let done = g.send_pages(&held, flags)?;
-    // TCP took its own references; ours drop with `held`.
+    // TCP takes its own references; ours drop with the caller's array.
+    let done = g.send_pages(pages, flags)?;
     // Pages handed over, the last maybe in part (a non-blocking send).
-    let np = done.div_ceil(PAGE_SIZE);
-    ctx.add(st::TX_PAGES_BY_REF, np as u64);
-    ctx.add(st::TX_BYTES_BY_REF, done as u64);
-    STATS.add(sk.net(), s::TX_PAGES_BY_REF, np as i64);
-    STATS.add(sk.net(), s::TX_BYTES_BY_REF, done as i64);
+    count(
+        sk,
+        ctx,
+        st::TX_PAGES_BY_REF,
+        s::TX_PAGES_BY_REF,
+        done.div_ceil(PAGE_SIZE),
+    );
+    count(sk, ctx, st::TX_BYTES_BY_REF, s::TX_BYTES_BY_REF, done);
     Ok(done)
 }

@@ -53,19 +53,6 @@ const SOL_ZCSOCK: i32 = zcnet::ext::SOL_ZCSOCK as i32;
 const ZCSOCK_STATS: i32 = zcnet::ext::ZCSOCK_STATS as i32;
 const ZCSOCK_COPY_THRESHOLD: i32 = zcnet::ext::ZCSOCK_COPY_THRESHOLD as i32;
 
-/// The per-namespace counters, registered for the module's lifetime.
-static STATS: Stats = Stats;
-
-/// Access to the registered counters (registered in `init` before any
-/// socket or region can count, unregistered last).
-struct Stats;
-
-impl Stats {
-    fn add(&self, net: zcnet::netstat::Net<'_>, idx: usize, delta: i64) {
-        NetStat::<NSTATS>::add(net, idx, delta);
-    }
-}
-
 #[pin_data]
 struct Module {
     // Dropped in declaration order: the ULP and the device go before the

@@ -46,6 +46,12 @@ static struct zcnet_mapdev_file *zcnet_mapdev_of(struct vm_area_struct *vma,
 	return f;
 }
 
+/* A driver callback's -errno as a fault result. */
+static vm_fault_t zcnet_mapdev_error(long err)
+{
+	return err == -ENOMEM ? VM_FAULT_OOM : VM_FAULT_SIGBUS;
+}
+
 static vm_fault_t zcnet_mapdev_fault(struct vm_fault *vmf)
 {
 	struct zcnet_mapdev_file *f;
@@ -57,7 +63,7 @@ static vm_fault_t zcnet_mapdev_fault(struct vm_fault *vmf)
 		return VM_FAULT_SIGBUS;
 	r = zcnet_mapdev_ops->fault(f->priv, idx, vmf->flags & FAULT_FLAG_WRITE, vmf);
 	if (r < 0)
-		return r == -ENOMEM ? VM_FAULT_OOM : VM_FAULT_SIGBUS;
+		return zcnet_mapdev_error(r);
 	return (vm_fault_t)r;
 }
 
@@ -85,7 +91,7 @@ static vm_fault_t zcnet_mapdev_pfn_mkwrite(struct vm_fault *vmf)
 		return VM_FAULT_SIGBUS;
 	r = zcnet_mapdev_ops->mkwrite(f->priv, idx);
 	if (r < 0)
-		return r == -ENOMEM ? VM_FAULT_OOM : VM_FAULT_SIGBUS;
+		return zcnet_mapdev_error(r);
 	/* Another page is there now: the old mapping is gone, retry. */
 	return r ? VM_FAULT_NOPAGE : 0;
 }

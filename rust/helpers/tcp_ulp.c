@@ -216,11 +216,6 @@ int zcnet_helper_tcp_send_pages(struct sock *sk, struct page **pages, unsigned i
 	return tcp_sendmsg_locked(sk, &msg, (size_t)n * PAGE_SIZE);
 }
 
-void zcnet_helper_put_page_ref(struct page *page)
-{
-	put_page(page);
-}
-
 struct zcnet_rx {
 	long (*act)(void *arg, struct sk_buff *skb, unsigned int off, size_t n);
 	void *arg;

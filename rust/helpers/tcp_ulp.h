@@ -56,8 +56,6 @@ int zcnet_helper_tcp_send_user(struct sock *sk, unsigned long uaddr, size_t len,
  * socket locked: bytes sent or -errno. The caller keeps its references. */
 int zcnet_helper_tcp_send_pages(struct sock *sk, struct page **pages, unsigned int n,
 				unsigned int flags);
-/* put_page() */
-void zcnet_helper_put_page_ref(struct page *page);
 #endif
 
 struct sk_buff;

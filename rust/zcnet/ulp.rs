@@ -180,13 +180,15 @@ impl SockGuard<'_> {
         to_len(r)
     }
 
-    /// Sends whole pages by reference (`MSG_SPLICE_PAGES`): TCP takes its
-    /// own references; bytes sent, or the error when none was.
-    pub fn send_pages(&self, pages: &[PageRef], flags: u32) -> Result<usize> {
+    /// Sends whole pages by reference (`MSG_SPLICE_PAGES`), the present
+    /// entries of `pages` in order: TCP takes its own references; bytes sent,
+    /// or the error when none was.
+    pub fn send_pages(&self, pages: &[Option<PageRef>], flags: u32) -> Result<usize> {
         let mut raw = [core::ptr::null_mut::<bindings::page>(); SEND_PAGES_MAX];
-        let n = pages.len().min(SEND_PAGES_MAX);
-        for (r, p) in raw.iter_mut().zip(pages.iter()) {
+        let mut n = 0;
+        for (r, p) in raw.iter_mut().zip(pages.iter().flatten()) {
             *r = p.as_raw();
+            n += 1;
         }
         // SAFETY: The socket is locked by this guard; `raw[..n]` are pages we
         // hold references to for the call.
