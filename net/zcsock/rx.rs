@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Receiving (paper §3.2.1): when the next bytes of the stream are a whole
-//! page-aligned page in an skb fragment (what zcfrag delivers) and the
+//! page-aligned page in an skb fragment (what zcfrag delivers), or in pieces
+//! of one in consecutive fragments or skbs (a sender's page by reference on
+//! loopback or veth, its segment cut inside the page), and the
 //! destination is a page-aligned page of a region, the page itself goes into
 //! the region at that address; everything else is copied. The replaced
 //! region page is freed (or lives on where it is still held).
@@ -9,7 +11,7 @@
 use crate::sock::{count, st, Ctx};
 use crate::stat::s;
 use crate::zcnet::mapdev;
-use crate::zcnet::ulp::{Msg, Received, RxSkb, TcpSock};
+use crate::zcnet::ulp::{Msg, PageAt, Received, RxSkb, TcpSock, Took};
 use kernel::{page::PAGE_SIZE, prelude::*, sync::atomic::Relaxed};
 
 /// `MSG_PEEK`: the bytes stay queued.
@@ -40,24 +42,30 @@ pub(crate) fn recvmsg(sk: &TcpSock, ctx: &Ctx, msg: &mut Msg, len: usize, flags:
     };
     let (mut pages, mut mapped_bytes, mut copied_bytes) = (0usize, 0usize, 0usize);
     let mut upos = addr;
-    let mut take = |skb: &RxSkb, off: u32, n: usize| -> Result<usize> {
+    let mut take = |skb: &RxSkb<'_>, off: u32, n: usize, defer_ok: bool| -> Result<Took> {
         let left = addr + ulen - upos;
         let n = n.min(left);
-        if upos % PAGE_SIZE == 0 && n >= PAGE_SIZE {
-            if let Some(page) = skb.whole_page(off) {
-                if mapdev::install_user(upos, &page)? {
-                    upos += PAGE_SIZE;
-                    pages += 1;
-                    mapped_bytes += PAGE_SIZE;
-                    return Ok(PAGE_SIZE);
+        // A whole page, maybe in pieces across skbs: said taken whole; the
+        // first pieces of one wait for the rest where the call allows.
+        if upos % PAGE_SIZE == 0 && left >= PAGE_SIZE {
+            match skb.page_at(off) {
+                PageAt::Whole(page) => {
+                    if mapdev::install_user(upos, &page)? {
+                        upos += PAGE_SIZE;
+                        pages += 1;
+                        mapped_bytes += PAGE_SIZE;
+                        return Ok(Took::Bytes(PAGE_SIZE));
+                    }
                 }
+                PageAt::Head if defer_ok => return Ok(Took::Defer),
+                PageAt::Head | PageAt::No => {}
             }
         }
         let k = copy_len(upos, n);
         skb.copy_to_user(off, upos, k)?;
         upos += k;
         copied_bytes += k;
-        Ok(k)
+        Ok(Took::Bytes(k))
     };
     let r = match sk.recv_with(ulen, flags, &mut take) {
         Received::Done(r) => r,

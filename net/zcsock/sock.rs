@@ -18,6 +18,9 @@ use kernel::{
 /// about 2 KiB on its hardware; see Documentation/networking/zcsock.rst).
 pub(crate) const DEFAULT_COPY_THRESHOLD: u32 = 2048;
 
+/// `TCP_CORK` (`SOL_TCP`).
+const TCP_CORK: i32 = 3;
+
 /// A socket's per-socket counters, `struct zcsock_stats` in order.
 pub(crate) mod st {
     pub(crate) const TX_PAGES_BY_REF: usize = 0;
@@ -32,6 +35,9 @@ pub(crate) mod st {
 /// The state of one zcsock socket.
 pub(crate) struct Ctx {
     pub(crate) copy_threshold: Atomic<u32>,
+    /// The socket's cork bit is zcsock's (see [`crate::tx::page_cork`]);
+    /// changed with the socket locked.
+    pub(crate) cork_ours: Atomic<bool>,
     stats: [Atomic<u64>; st::N],
 }
 
@@ -39,6 +45,7 @@ impl Ctx {
     fn new(copy_threshold: u32) -> Self {
         Self {
             copy_threshold: Atomic::new(copy_threshold),
+            cork_ours: Atomic::new(false),
             stats: core::array::from_fn(|_| Atomic::new(0)),
         }
     }
@@ -112,6 +119,13 @@ impl Ulp for ZcSock {
             }
             ZCSOCK_STATS => Err(EINVAL),
             _ => Err(crate::zcnet::errno::enoprotoopt()),
+        }
+    }
+
+    fn tcp_option_set(_sk: &TcpSock, ctx: &Ctx, name: i32) {
+        // The application's own TCP_CORK: the bit is its own from now on.
+        if name == TCP_CORK {
+            ctx.cork_ours.store(false, Relaxed);
         }
     }
 

@@ -47,6 +47,15 @@ pub(crate) fn sendmsg(sk: &TcpSock, ctx: &Ctx, msg: &mut Msg, size: usize) -> i3
             if r > 0 {
                 count_copied(sk, ctx, r as usize);
             }
+            // A part page may be queued behind zcsock's cork now.
+            if ctx.cork_ours.load(Relaxed) {
+                let guard = sk.lock();
+                let uncork = page_cork(&guard, ctx);
+                drop(guard);
+                if uncork {
+                    sk.uncork();
+                }
+            }
             return r;
         }
     };
@@ -56,14 +65,34 @@ pub(crate) fn sendmsg(sk: &TcpSock, ctx: &Ctx, msg: &mut Msg, size: usize) -> i3
         return EFAULT.to_errno();
     }
     let guard = sk.lock();
+    // Corked from the first page on, when the queue ends on a whole page.
+    let mut uncork = page_cork(&guard, ctx);
     let (sent, err) = send_locked(&guard, sk, ctx, addr, len, flags);
+    uncork |= page_cork(&guard, ctx);
     drop(guard);
+    if uncork {
+        sk.uncork();
+    }
     // What was sent counts; an error only when nothing was (as TCP does).
     if sent > 0 {
         sent.min(i32::MAX as usize) as i32
     } else {
         err.map_or(0, |e| e.to_errno())
     }
+}
+
+/// Whole pages stay whole on the wire: while the socket's unsent bytes are
+/// all whole-page segments, its cork bit makes a sender held back by the
+/// receive window cut at a page boundary rather than at the window's edge,
+/// which would shift every later page off its segment (the receiver would
+/// copy them, and zcfrag's page packets would not be the stream's pages).
+/// True when the caller must uncork the socket once it is unlocked: a send
+/// left a part page queued, which the cork would hold back.
+pub(crate) fn page_cork(g: &SockGuard<'_>, ctx: &Ctx) -> bool {
+    let mut ours = ctx.cork_ours.load(Relaxed);
+    let uncork = g.page_cork(&mut ours);
+    ctx.cork_ours.store(ours, Relaxed);
+    uncork
 }
 
 fn count_copied(sk: &TcpSock, ctx: &Ctx, n: usize) {

@@ -67,8 +67,15 @@ static int zcnet_ulp_setsockopt(struct sock *sk, int level, int optname, sockptr
 	u8 buf[ZCNET_ULP_OPT_MAX];
 	int err;
 
-	if (level != zcnet_ulp_cbs->sol)
-		return zcnet_ulp_base_of(sk)->setsockopt(sk, level, optname, optval, optlen);
+	if (level != zcnet_ulp_cbs->sol) {
+		err = zcnet_ulp_base_of(sk)->setsockopt(sk, level, optname, optval, optlen);
+		if (!err && level == SOL_TCP && zcnet_ulp_cbs->tcp_opt_set) {
+			lock_sock(sk);
+			zcnet_ulp_cbs->tcp_opt_set(sk, inet_csk(sk)->icsk_ulp_data, optname);
+			release_sock(sk);
+		}
+		return err;
+	}
 	if (optlen > sizeof(buf))
 		return -EINVAL;
 	if (copy_from_sockptr(buf, optval, optlen))
@@ -199,49 +206,162 @@ int zcnet_helper_tcp_send_user(struct sock *sk, unsigned long uaddr, size_t len,
 	return tcp_sendmsg_locked(sk, &msg, len);
 }
 
+bool zcnet_helper_tcp_page_cork(struct sock *sk, bool *ours)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	const struct sk_buff *tail = tcp_write_queue_tail(sk);
+
+	/* mss_cache: the MSS of the path with the options every segment has. */
+	if (tp->mss_cache == PAGE_SIZE && (!tail || !(tail->len % PAGE_SIZE))) {
+		if (!(tp->nonagle & TCP_NAGLE_CORK)) {
+			tp->nonagle |= TCP_NAGLE_CORK;
+			*ours = true;
+		}
+		return false;
+	}
+	if (!*ours)
+		return false;
+	*ours = false;
+	return true;
+}
+
+void zcnet_helper_tcp_uncork(struct sock *sk)
+{
+	tcp_sock_set_cork(sk, false);
+}
+
 #define ZCNET_ULP_SEND_PAGES 16
+
+/* A send window below this (bytes): each page is its own skb (see below). */
+#define ZCNET_ULP_NARROW_WND (64 * PAGE_SIZE)
+
+static int zcnet_ulp_send_bvec(struct sock *sk, struct bio_vec *bv, unsigned int n,
+			       unsigned int flags)
+{
+	struct msghdr msg = { .msg_flags = flags | MSG_SPLICE_PAGES };
+
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n, (size_t)n * PAGE_SIZE);
+	return tcp_sendmsg_locked(sk, &msg, (size_t)n * PAGE_SIZE);
+}
 
 int zcnet_helper_tcp_send_pages(struct sock *sk, struct page **pages, unsigned int n,
 				unsigned int flags)
 {
 	struct bio_vec bv[ZCNET_ULP_SEND_PAGES];
-	struct msghdr msg = { .msg_flags = flags | MSG_SPLICE_PAGES };
+	struct sk_buff *tail = tcp_write_queue_tail(sk);
 	unsigned int i;
+	int done = 0, r;
 
 	if (n > ZCNET_ULP_SEND_PAGES)
 		return -EINVAL;
 	for (i = 0; i < n; i++)
 		bvec_set_page(&bv[i], pages[i], PAGE_SIZE, 0);
-	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n, (size_t)n * PAGE_SIZE);
-	return tcp_sendmsg_locked(sk, &msg, (size_t)n * PAGE_SIZE);
+	/*
+	 * The pages start a segment: an unsent skb that does not end on a
+	 * whole page (a copied head, or what a window probe left of a page)
+	 * takes no more bytes, or every later page would straddle segments.
+	 */
+	if (tail && tail->len % PAGE_SIZE)
+		TCP_SKB_CB(tail)->eor = 1;
+	if (tcp_sk(sk)->snd_wnd >= ZCNET_ULP_NARROW_WND)
+		return zcnet_ulp_send_bvec(sk, bv, n, flags);
+	/*
+	 * A narrow window: the sender will stall with less than a segment of
+	 * window and send a probe of what fits, cutting a page. One skb per
+	 * page (MSG_EOR) keeps the rest of that page its own segment, and the
+	 * next page whole.
+	 */
+	for (i = 0; i < n; i++) {
+		r = zcnet_ulp_send_bvec(sk, &bv[i], 1,
+					flags | MSG_EOR | (i + 1 < n ? MSG_MORE : 0));
+		if (r < 0)
+			return done ? done : r;
+		done += r;
+		if (r < PAGE_SIZE)
+			break;
+	}
+	return done;
 }
 
 struct zcnet_rx {
-	long (*act)(void *arg, struct sk_buff *skb, unsigned int off, size_t n);
+	long (*act)(void *arg, struct sk_buff *skb, unsigned int off, size_t n, bool defer_ok,
+		    bool *defer);
 	void *arg;
 	long err;
+	/* Bytes act() took ahead, in a page that spans skbs: consumed next. */
+	size_t skip;
+	/* This read: bytes the call had before it, its target, desc->count at
+	 * its start, and whether the call may wait for the rest of a page. */
+	size_t have, target, round;
+	bool may_wait;
+	/* act() left a page's first pieces queued: wait for the rest, or end
+	 * the call with what it has. */
+	bool wait, stop;
 };
 
 static int zcnet_rx_actor(read_descriptor_t *desc, struct sk_buff *skb, unsigned int off,
 			  size_t len)
 {
 	struct zcnet_rx *rx = desc->arg.data;
+	size_t n = min(len, desc->count), took;
+	bool defer = false, more;
 	long r;
 
-	if (!desc->count)
+	if (!n)
 		return 0;
-	r = rx->act(rx->arg, skb, off, min(len, desc->count));
+	if (rx->skip) {
+		r = min(n, rx->skip);
+		rx->skip -= r;
+		desc->count -= r;
+		return r;
+	}
+	/*
+	 * A page's first pieces at the end of the queue may stay there: when
+	 * the call would wait for more bytes anyway, or it has some to return.
+	 * Otherwise (a call that would return them at once) they are taken.
+	 */
+	took = rx->have + (rx->round - desc->count);
+	more = rx->may_wait && took + n < rx->target;
+	r = rx->act(rx->arg, skb, off, n, more || took, &defer);
+	if (defer) {
+		if (more)
+			rx->wait = true;
+		else
+			rx->stop = true;
+		return 0;
+	}
 	if (r < 0) {
 		rx->err = r;
 		return 0;
+	}
+	if (r > n) {
+		rx->skip = r - n;
+		r = n;
 	}
 	desc->count -= r;
 	return r;
 }
 
+/* Waits until more of the stream arrives (or an error, a shutdown, a signal,
+ * the timeout): sk_wait_data(), which waits for a new last skb, would miss
+ * bytes TCP coalesces into the last one. */
+static void zcnet_rx_wait_more(struct sock *sk, long *timeo)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	u32 nxt = tcp_sk(sk)->rcv_nxt;
+
+	add_wait_queue(sk_sleep(sk), &wait);
+	sk_set_bit(SOCKWQ_ASYNC_WAITDATA, sk);
+	sk_wait_event(sk, timeo,
+		      READ_ONCE(tcp_sk(sk)->rcv_nxt) != nxt || READ_ONCE(sk->sk_err) ||
+		      (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN), &wait);
+	sk_clear_bit(SOCKWQ_ASYNC_WAITDATA, sk);
+	remove_wait_queue(sk_sleep(sk), &wait);
+}
+
 int zcnet_helper_tcp_recv_actor(struct sock *sk, size_t len, int flags,
 				long (*act)(void *arg, struct sk_buff *skb, unsigned int off,
-					    size_t n),
+					    size_t n, bool defer_ok, bool *defer),
 				void *arg, bool *fallback)
 {
 	struct zcnet_rx rx = { .act = act, .arg = arg };
@@ -263,11 +383,19 @@ int zcnet_helper_tcp_recv_actor(struct sock *sk, size_t len, int flags,
 	}
 	timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
 	target = sock_rcvlowat(sk, flags & MSG_WAITALL, len);
+	rx.target = target;
 	while (copied < len) {
 		desc.arg.data = &rx;
 		desc.count = len - copied;
 		desc.error = 0;
 		desc.written = 0;
+		rx.have = copied;
+		rx.round = desc.count;
+		/* Waiting for a page's rest cannot stall the sender: the window
+		 * it was given already admits a page more. */
+		rx.may_wait = timeo && !signal_pending(current) && !READ_ONCE(sk->sk_err) &&
+			      !(READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN) &&
+			      tcp_receive_window(tcp_sk(sk)) >= PAGE_SIZE;
 		n = tcp_read_sock(sk, &desc, zcnet_rx_actor);
 		if (n < 0) {
 			err = n;
@@ -278,8 +406,18 @@ int zcnet_helper_tcp_recv_actor(struct sock *sk, size_t len, int flags,
 			err = rx.err;
 			break;
 		}
-		if (copied >= target)
+		/*
+		 * A page taken ahead completes in the same tcp_read_sock() (its
+		 * rest is queued and the socket stays locked); never stop short
+		 * of it, or its bytes would be read twice.
+		 */
+		if (rx.stop || (copied >= target && !rx.skip))
 			break;
+		if (rx.wait) {
+			rx.wait = false;
+			zcnet_rx_wait_more(sk, &timeo);
+			continue;
+		}
 		if (n > 0)
 			continue;
 		/* Nothing taken while data waits (an urgent mark): TCP's recvmsg. */
@@ -316,37 +454,70 @@ int zcnet_helper_tcp_recv_actor(struct sock *sk, size_t len, int flags,
 		sk_wait_data(sk, &timeo, NULL);
 	}
 out:
+	WARN_ON_ONCE(rx.skip);
 	release_sock(sk);
 	return copied ? (int)min_t(size_t, copied, INT_MAX) : err;
 }
 
-struct page *zcnet_helper_skb_whole_page(const struct sk_buff *skb, unsigned int off)
+/* A page the receiver may take for itself (see zcnet_helper_rx_page()). */
+static bool zcnet_rx_page_ok(struct page *page)
 {
-	const struct skb_shared_info *sh = skb_shinfo(skb);
-	unsigned int pos = skb_headlen(skb);
-	int i;
+	return !PageCompound(page) && !PageSlab(page) && !page->mapping &&
+	       !page_pool_page_is_pp(page) && !PageHighMem(page);
+}
 
-	if (off < pos || !skb_frags_readable(skb))
-		return NULL;
-	for (i = 0; i < sh->nr_frags; i++) {
-		const skb_frag_t *f = &sh->frags[i];
-		unsigned int fs = skb_frag_size(f);
+int zcnet_helper_rx_page(struct sock *sk, const struct sk_buff *skb, unsigned int off,
+			 struct page **pagep)
+{
+	struct page *page = NULL;
+	unsigned int have = 0;
+	u32 next;
 
-		if (off < pos + fs) {
-			unsigned int in = off - pos;
-			struct page *page;
+	for (;;) {
+		const struct skb_shared_info *sh = skb_shinfo(skb);
+		unsigned int pos = skb_headlen(skb);
+		int i;
 
-			if (skb_frag_off(f) + in != 0 || fs - in < PAGE_SIZE)
-				return NULL;
-			page = skb_frag_page(f);
-			if (PageCompound(page) || PageSlab(page) || page->mapping ||
-			    page_pool_page_is_pp(page) || PageHighMem(page))
-				return NULL;
-			return page;
+		if (off < pos || !skb_frags_readable(skb) ||
+		    (TCP_SKB_CB(skb)->tcp_flags & TCPHDR_SYN))
+			return ZCNET_RX_NO_PAGE;
+		for (i = 0; i < sh->nr_frags; i++) {
+			const skb_frag_t *f = &sh->frags[i];
+			unsigned int fs = skb_frag_size(f), in;
+
+			if (off >= pos + fs) {
+				pos += fs;
+				continue;
+			}
+			in = off - pos;
+			if (!page) {
+				page = skb_frag_page(f);
+				if (!zcnet_rx_page_ok(page))
+					return ZCNET_RX_NO_PAGE;
+			}
+			/* Each piece continues the page where the last ended. */
+			if (skb_frag_page(f) != page || skb_frag_off(f) + in != have)
+				return ZCNET_RX_NO_PAGE;
+			have += min(fs - in, (unsigned int)PAGE_SIZE - have);
+			if (have == PAGE_SIZE) {
+				*pagep = page;
+				return ZCNET_RX_PAGE;
+			}
+			off = pos += fs;
 		}
-		pos += fs;
+		/* Bytes beyond the fragments (a frag_list), or the stream's end. */
+		if (off != skb->len || (TCP_SKB_CB(skb)->tcp_flags & TCPHDR_FIN))
+			return ZCNET_RX_NO_PAGE;
+		next = TCP_SKB_CB(skb)->seq + skb->len;
+		skb = skb_peek_next((struct sk_buff *)skb, &sk->sk_receive_queue);
+		if (!skb)
+			return ZCNET_RX_PAGE_HEAD;
+		if (after(TCP_SKB_CB(skb)->seq, next))
+			return ZCNET_RX_NO_PAGE;
+		off = next - TCP_SKB_CB(skb)->seq;
+		if (off >= skb->len)
+			return ZCNET_RX_NO_PAGE;
 	}
-	return NULL;
 }
 
 int zcnet_helper_skb_copy_to_user(const struct sk_buff *skb, unsigned int off,

@@ -25,6 +25,8 @@ struct zcnet_tcp_ulp_cbs {
 	 * get returns the length written or -errno. */
 	int (*setopt)(struct sock *sk, void *ctx, int name, const void *val, unsigned int len);
 	int (*getopt)(struct sock *sk, void *ctx, int name, void *val, unsigned int len);
+	/* Optional: TCP's own option name was set on sk (socket locked). */
+	void (*tcp_opt_set)(struct sock *sk, void *ctx, int name);
 };
 
 /* The callbacks, set once before the ULP is registered. */
@@ -52,31 +54,69 @@ bool zcnet_helper_msg_plain_user(const struct msghdr *msg, unsigned long *uaddr,
  * bytes sent or -errno. */
 int zcnet_helper_tcp_send_user(struct sock *sk, unsigned long uaddr, size_t len,
 			       unsigned int flags);
-/* tcp_sendmsg_locked() of n whole pages by reference (MSG_SPLICE_PAGES),
- * socket locked: bytes sent or -errno. The caller keeps its references. */
+/*
+ * Page-aligned cuts, socket locked. While every unsent byte of sk is in
+ * segments of a whole page (the MSS is PAGE_SIZE and the last unsent skb a
+ * whole number of pages), the cork bit makes a sender held back by the
+ * receive window cut at a segment boundary (tcp_mss_split_point() rounds
+ * down to the MSS when corked) instead of at the window's edge, inside a
+ * page, which would shift every later page of the stream off its segment
+ * (and a receiver would copy them instead of taking the pages). *ours: the
+ * bit is the caller's, set by an earlier call. True when the caller must
+ * uncork (tcp_sock_set_cork(sk, false), unlocked): a part page is queued.
+ */
+bool zcnet_helper_tcp_page_cork(struct sock *sk, bool *ours);
+/* tcp_sock_set_cork(sk, false): clears the cork bit and pushes; locks sk. */
+void zcnet_helper_tcp_uncork(struct sock *sk);
+/*
+ * tcp_sendmsg_locked() of n whole pages by reference (MSG_SPLICE_PAGES),
+ * socket locked: bytes sent or -errno. The caller keeps its references. The
+ * pages start a segment (an unsent skb that does not end on a whole page is
+ * closed with its eor mark first), and under a narrow send window each page
+ * is an skb of its own, so that a window probe cuts one page at most.
+ */
 int zcnet_helper_tcp_send_pages(struct sock *sk, struct page **pages, unsigned int n,
 				unsigned int flags);
 #endif
 
 struct sk_buff;
 /*
- * recvmsg() of up to len bytes through tcp_read_sock(): act(arg, skb, off, n)
- * takes bytes from skb at off (at most n): how many, or -errno. Waits as
+ * recvmsg() of up to len bytes through tcp_read_sock(): act(arg, skb, off, n,
+ * defer_ok, &defer) takes bytes from skb at off (at most n): how many, or
+ * -errno. It may say more than n only for a page zcnet_helper_rx_page()
+ * found whole: the rest of that page is the head of the following data,
+ * consumed without another call (in the same tcp_read_sock(): the socket
+ * stays locked). With defer_ok it may instead set *defer and leave the first
+ * pieces of a page at the end of the queue (ZCNET_RX_PAGE_HEAD): the call
+ * then waits for the rest when it would wait for more bytes anyway (and the
+ * window it gave admits a page more), or returns what it has; defer_ok is
+ * false when the call would return those bytes at once. Waits as
  * tcp_recvmsg() does (timeout, MSG_DONTWAIT, MSG_WAITALL, SO_RCVLOWAT,
  * signals, shutdown, errors). *fallback: nothing was taken and the socket
  * needs TCP's own recvmsg (urgent data, receive timestamps, TCP_INQ).
  */
 int zcnet_helper_tcp_recv_actor(struct sock *sk, size_t len, int flags,
 				long (*act)(void *arg, struct sk_buff *skb, unsigned int off,
-					    size_t n),
+					    size_t n, bool defer_ok, bool *defer),
 				void *arg, bool *fallback);
+
+enum zcnet_rx_page {
+	ZCNET_RX_NO_PAGE,	/* the bytes there are not a page's */
+	ZCNET_RX_PAGE,		/* *pagep: the page, all of it queued */
+	ZCNET_RX_PAGE_HEAD,	/* a page's first pieces, at the queue's end */
+};
+
 /*
- * The page at byte off of skb's data when a whole page of it starts there:
- * an order-0 kernel page at page offset 0 (not page cache or anonymous
- * memory, not a page pool's), in a page fragment holding all PAGE_SIZE
- * bytes. NULL otherwise. No reference taken (the skb holds one).
+ * Whether the next PAGE_SIZE bytes of sk's stream, from byte off of skb (an
+ * skb of sk's receive queue, sk locked), are bytes 0 to PAGE_SIZE of one
+ * page: an order-0 kernel page (not page cache or anonymous memory, not a
+ * page pool's), in one page fragment, or in consecutive pieces of it where a
+ * segment was cut inside the page (the rest then heads the following
+ * fragments or the following skbs of the queue). No reference taken (the
+ * skbs hold theirs).
  */
-struct page *zcnet_helper_skb_whole_page(const struct sk_buff *skb, unsigned int off);
+int zcnet_helper_rx_page(struct sock *sk, const struct sk_buff *skb, unsigned int off,
+			 struct page **pagep);
 /* Copies n bytes of skb from off to user memory at uaddr: 0 or -EFAULT. */
 int zcnet_helper_skb_copy_to_user(const struct sk_buff *skb, unsigned int off,
 				  unsigned long uaddr, size_t n);

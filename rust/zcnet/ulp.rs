@@ -20,7 +20,9 @@ use super::ext;
 use super::netstat::Net;
 use super::pageref::PageRef;
 use core::marker::PhantomData;
-use kernel::{bindings, error::from_result, error::to_result, ffi, prelude::*, types::Opaque};
+use kernel::{
+    bindings, error::from_result, error::to_result, ffi, page::PAGE_SIZE, prelude::*, types::Opaque,
+};
 
 /// `TCP_ULP_NAME_MAX` of `include/net/tcp.h`, NUL included.
 const NAME_MAX: usize = 16;
@@ -54,6 +56,13 @@ impl TcpSock {
         unsafe { Net::from_raw(ext::zcnet_helper_sock_net(self.as_raw())) }
     }
 
+    /// Clears the cork bit and pushes what it held (`tcp_sock_set_cork`);
+    /// locks the socket, so the caller must not hold it. May sleep.
+    pub fn uncork(&self) {
+        // SAFETY: The socket is live; `tcp_sock_set_cork` takes its lock.
+        unsafe { ext::zcnet_helper_tcp_uncork(self.as_raw()) };
+    }
+
     /// Locks the socket (`lock_sock`) until the guard drops. May sleep.
     pub fn lock(&self) -> SockGuard<'_> {
         // SAFETY: The socket is live; the guard releases it.
@@ -85,15 +94,20 @@ pub enum Received {
 
 impl TcpSock {
     /// `recvmsg` of up to `len` bytes through `tcp_read_sock`: `take(skb,
-    /// off, n)` takes up to `n` bytes of `skb` at `off` and says how many.
-    /// Waits as `tcp_recvmsg` does (timeout, `MSG_DONTWAIT`, `MSG_WAITALL`,
+    /// off, n, defer_ok)` takes up to `n` bytes of `skb` at `off` and says
+    /// how many ([`Took`]): more than `n` only for a page [`RxSkb::page_at`]
+    /// found whole, whose rest heads the following skbs and is consumed with
+    /// them; with `defer_ok`, none, to leave a page's first pieces
+    /// ([`PageAt::Head`]) queued until the rest arrives. Waits as
+    /// `tcp_recvmsg` does (timeout, `MSG_DONTWAIT`, `MSG_WAITALL`,
     /// `SO_RCVLOWAT`, signals, shutdown, errors). Locks the socket.
     pub fn recv_with<F>(&self, len: usize, flags: i32, take: &mut F) -> Received
     where
-        F: FnMut(&RxSkb, u32, usize) -> Result<usize>,
+        F: FnMut(&RxSkb<'_>, u32, usize, bool) -> Result<Took>,
     {
         let mut fallback = false;
-        // SAFETY: The socket is live; `take` outlives the call, which is the
+        let mut cx = RecvCx { take, sk: self };
+        // SAFETY: The socket is live; `cx` outlives the call, which is the
         // only user of the argument pointer given to `act::<F>`.
         let r = unsafe {
             ext::zcnet_helper_tcp_recv_actor(
@@ -101,7 +115,7 @@ impl TcpSock {
                 len,
                 flags,
                 Some(act::<F>),
-                core::ptr::from_mut::<F>(take).cast(),
+                core::ptr::from_mut(&mut cx).cast(),
                 &mut fallback,
             )
         };
@@ -113,49 +127,98 @@ impl TcpSock {
     }
 }
 
+/// What a [`TcpSock::recv_with`] callback did with the bytes it was offered.
+pub enum Took {
+    /// Took this many bytes.
+    Bytes(usize),
+    /// Took none: they are a page's first pieces, left queued for the rest.
+    Defer,
+}
+
+/// What `act` is called with: the caller's callback and its socket.
+struct RecvCx<'a, F> {
+    take: &'a mut F,
+    sk: &'a TcpSock,
+}
+
 /// # Safety
 ///
-/// `arg` is the `&mut F` given to `recv_with`; `skb` is a live skb of the
-/// socket's receive queue with at least `off + n` bytes.
+/// `arg` is the `RecvCx` given by `recv_with`, whose socket is locked; `skb`
+/// is a live skb of that socket's receive queue with at least `off + n`
+/// bytes; `defer` is writable.
 unsafe extern "C" fn act<F>(
     arg: *mut ffi::c_void,
     skb: *mut bindings::sk_buff,
     off: ffi::c_uint,
     n: usize,
+    defer_ok: bool,
+    defer: *mut bool,
 ) -> ffi::c_long
 where
-    F: FnMut(&RxSkb, u32, usize) -> Result<usize>,
+    F: FnMut(&RxSkb<'_>, u32, usize, bool) -> Result<Took>,
 {
     // SAFETY: As the caller guarantees.
-    let (take, skb) = unsafe { (&mut *arg.cast::<F>(), &*skb.cast::<RxSkb>()) };
-    match take(skb, off, n) {
-        Ok(k) => k.min(n) as ffi::c_long,
+    let (cx, skb) = unsafe { (&mut *arg.cast::<RecvCx<'_, F>>(), &*skb.cast()) };
+    // INVARIANT: As the caller guarantees.
+    let rx = RxSkb { skb, sk: cx.sk };
+    match (cx.take)(&rx, off, n, defer_ok) {
+        // More than `n` only for a page `page_at` found (a page at most).
+        Ok(Took::Bytes(k)) => k.min(n.max(PAGE_SIZE)) as ffi::c_long,
+        Ok(Took::Defer) => {
+            // SAFETY: As the caller guarantees.
+            unsafe { *defer = defer_ok };
+            0
+        }
         Err(e) => e.to_errno() as ffi::c_long,
     }
 }
 
-/// An skb of a socket's receive queue, borrowed by a [`TcpSock::recv_with`]
+/// Whether the next page of a stream is a page of the receive queue.
+pub enum PageAt {
+    /// All of it is queued: a reference to it.
+    Whole(PageRef),
+    /// Its first pieces end the queue (the rest is still to come).
+    Head,
+    /// The bytes there are not one page's.
+    No,
+}
+
+/// An skb of a socket's receive queue, lent to a [`TcpSock::recv_with`]
 /// callback.
 ///
 /// # Invariants
 ///
-/// The wrapped skb is live and queued (the socket is locked) while borrowed.
-#[repr(transparent)]
-pub struct RxSkb(Opaque<bindings::sk_buff>);
+/// `skb` is live and queued on `sk`'s receive queue, and `sk` is locked,
+/// while borrowed.
+pub struct RxSkb<'a> {
+    skb: &'a Opaque<bindings::sk_buff>,
+    sk: &'a TcpSock,
+}
 
-impl RxSkb {
-    /// A reference to the whole page that starts at byte `off`, when one does
-    /// (an order-0 kernel page, at page offset 0, all of it in one fragment;
-    /// never page cache, anonymous memory or a page pool's).
-    pub fn whole_page(&self, off: u32) -> Option<PageRef> {
-        // SAFETY: By the type invariant the skb is live.
-        let p = unsafe { ext::zcnet_helper_skb_whole_page(self.0.get(), off) };
-        let p = core::ptr::NonNull::new(p)?;
-        // SAFETY: The skb holds the page; `get_page` takes our own reference,
-        // which the `PageRef` owns; the helper only returns lowmem pages.
-        unsafe {
-            ext::zcnet_helper_get_page(p.as_ptr());
-            Some(PageRef::from_raw(p))
+impl RxSkb<'_> {
+    /// Whether the next page of the stream from byte `off` of this skb is
+    /// bytes 0 to `PAGE_SIZE` of one page: an order-0 kernel page (never page
+    /// cache, anonymous memory or a page pool's), all of it in one fragment,
+    /// or in consecutive pieces of one where a segment was cut inside the
+    /// page (the rest then heads the following fragments or skbs).
+    pub fn page_at(&self, off: u32) -> PageAt {
+        let mut p = core::ptr::null_mut();
+        // SAFETY: By the type invariant the skb is live and queued on the
+        // socket's receive queue, and the socket is locked, so the queue
+        // holds still; `p` is writable.
+        let r = unsafe { ext::zcnet_helper_rx_page(self.sk.as_raw(), self.skb.get(), off, &mut p) };
+        match (r as u32, core::ptr::NonNull::new(p)) {
+            (ext::zcnet_rx_page_ZCNET_RX_PAGE, Some(p)) => {
+                // SAFETY: The skbs hold the page; `get_page` takes our own
+                // reference, which the `PageRef` owns; the helper only
+                // returns lowmem pages.
+                unsafe {
+                    ext::zcnet_helper_get_page(p.as_ptr());
+                    PageAt::Whole(PageRef::from_raw(p))
+                }
+            }
+            (ext::zcnet_rx_page_ZCNET_RX_PAGE_HEAD, _) => PageAt::Head,
+            _ => PageAt::No,
         }
     }
 
@@ -163,7 +226,7 @@ impl RxSkb {
     pub fn copy_to_user(&self, off: u32, uaddr: usize, n: usize) -> Result {
         // SAFETY: By the type invariant the skb is live; the helper checks
         // the user range as any copy to user memory does.
-        to_result(unsafe { ext::zcnet_helper_skb_copy_to_user(self.0.get(), off, uaddr, n) })
+        to_result(unsafe { ext::zcnet_helper_skb_copy_to_user(self.skb.get(), off, uaddr, n) })
     }
 }
 
@@ -196,6 +259,17 @@ impl SockGuard<'_> {
             ext::zcnet_helper_tcp_send_pages(self.0.as_raw(), raw.as_mut_ptr(), n as u32, flags)
         };
         to_len(r)
+    }
+}
+
+impl SockGuard<'_> {
+    /// Keeps window-limited sends cut at page boundaries while every unsent
+    /// byte is in whole-page segments (the cork bit: see `tcp_ulp.h`).
+    /// `ours`: the bit is the caller's, from an earlier call; updated. True
+    /// when the caller must [`TcpSock::uncork`] once unlocked.
+    pub fn page_cork(&self, ours: &mut bool) -> bool {
+        // SAFETY: The socket is locked by this guard.
+        unsafe { ext::zcnet_helper_tcp_page_cork(self.0.as_raw(), ours) }
     }
 }
 
@@ -294,6 +368,10 @@ pub trait Ulp: Sync + 'static {
     fn getopt(_sk: &TcpSock, _ctx: &Self::Ctx, _name: i32, _out: &mut [u8]) -> Result<usize> {
         Err(super::errno::enoprotoopt())
     }
+
+    /// TCP's own option `name` (`SOL_TCP`) was set on the socket (locked):
+    /// the ULP notes what it depends on.
+    fn tcp_option_set(_sk: &TcpSock, _ctx: &Self::Ctx, _name: i32) {}
 }
 
 /// A socket's state as the ULP data pointer holds it: freed after an RCU
@@ -329,6 +407,11 @@ impl<T: Ulp> Registration<T> {
         recvmsg: Some(Adapter::<T>::recvmsg_cb),
         setopt: Some(Adapter::<T>::setopt_cb),
         getopt: Some(Adapter::<T>::getopt_cb),
+        tcp_opt_set: if T::HAS_TCP_OPTION_SET {
+            Some(Adapter::<T>::tcp_opt_set_cb)
+        } else {
+            None
+        },
     };
 
     /// Registers `T` as the ULP `T::NAME`, owned by `module`.
@@ -599,6 +682,22 @@ impl<T: Ulp> Adapter<T> {
                 Err(e) => e.to_errno(),
             },
             None => super::errno::enoprotoopt().to_errno(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// After TCP's setsockopt set option `name`: a live, locked socket.
+    unsafe extern "C" fn tcp_opt_set_cb(
+        sk: *mut bindings::sock,
+        ctx: *mut ffi::c_void,
+        name: ffi::c_int,
+    ) {
+        // SAFETY: The socket is live for the call.
+        let s = unsafe { TcpSock::from_raw(sk) };
+        // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
+        if let Some(h) = unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
+            T::tcp_option_set(s, &h.ctx, name);
         }
     }
 }

@@ -4,7 +4,8 @@ bytes once and sends it whole ROUNDS times (never writing it again, so no
 copy-on-write copy either), the receiver reads whole regions (MSG_WAITALL)
 into its own; both print the stream's sha256 and their socket's counters.
 
-  zcsock_remap.py server PORT PAGES        (prints "rx SHA BYTES" and stats)
+  zcsock_remap.py server PORT PAGES [RCVBUF] (prints "rx SHA BYTES" and stats;
+                                            RCVBUF: SO_RCVBUF, a window-bound sender)
   zcsock_remap.py client HOST PORT PAGES ROUNDS SEED
 """
 import hashlib
@@ -32,9 +33,11 @@ def stats(s):
     return " ".join("%s=%d" % kv for kv in zip(NAMES, v))
 
 
-def server(port, pages):
+def server(port, pages, rcvbuf):
     lst = socket.socket()
     lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if rcvbuf:
+        lst.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
     lst.setsockopt(socket.IPPROTO_TCP, TCP_ULP, b"zcsock")
     lst.bind(("0.0.0.0", port))
     lst.listen(1)
@@ -72,6 +75,6 @@ def client(host, port, pages, rounds, seed):
 if __name__ == "__main__":
     a = sys.argv
     if a[1] == "server":
-        server(int(a[2]), int(a[3]))
+        server(int(a[2]), int(a[3]), int(a[4]) if len(a) > 4 else 0)
     else:
         client(a[2], int(a[3]), int(a[4]), int(a[5]), int(a[6]))
