@@ -92,14 +92,21 @@ wait_for "no grant" sh -c "[ \"\$(ip netns exec b ethtool -S zf1 | awk '\$1 == \
 # --- implicit admission, released when the connection closes ---
 setsys a zf0 implicit_admission 1
 rq0=$(stat a zf0 adm_requests_sent); rl0=$(stat a zf0 adm_releases_sent); ok0=$(stat b zf1 zc_successful)
-gr0=$(stat b zf1 adm_granted)
+gr0=$(stat b zf1 adm_granted); rr0=$(stat b zf1 adm_releases_received); ex0=$(stat b zf1 adm_grants_expired)
 tcp_xfer a b "$ZC_IP_B" 8388608 "TCP 8 MiB with implicit admission, sha256"
-# (one new grant; the renewals while the transfer runs are Fast_Req too)
-[ "$(( $(stat a zf0 adm_requests_sent) - rq0 ))" -ge 1 ] && t_expect "the driver asked by itself (one grant)" 1 "$(( $(stat b zf1 adm_granted) - gr0 ))" \
+[ "$(( $(stat a zf0 adm_requests_sent) - rq0 ))" -ge 1 ] && t_ok "the driver asked by itself (Fast_Req sent)" \
   || t_fail "the driver asked by itself" "no Fast_Req sent"
 ok=$(( $(stat b zf1 zc_successful) - ok0 ))
 [ $ok -ge 1800 ] && t_ok "implicitly admitted flow speculated on ($ok of 2048 pages)" || t_fail "implicitly admitted flow speculated on" "$ok"
 wait_for "grant released on close" sh -c "[ \"\$(ip netns exec b ethtool -S zf1 | awk '\$1 == \"grants_active:\" { print \$2 }')\" = 0 ]" && t_ok "connection close (FIN) released the slot" || t_fail "connection close released the slot" "$(sys b zf1 admissions)"
+# One grant, given back at the close; a stall longer than the requester's
+# idle time (TCP backing off after losses on the virtio2 wire, late TCG
+# timers) ends a grant early and the flow asks again: every grant given
+# back all the same.
+g=$(( $(stat b zf1 adm_granted) - gr0 )); r=$(( $(stat b zf1 adm_releases_received) - rr0 )); e=$(( $(stat b zf1 adm_grants_expired) - ex0 ))
+echo "# implicit admission: $g granted, $r released, $e expired"
+[ "$g" -ge 1 ] && [ "$g" -le $(( r + e )) ] && t_ok "every grant the driver asked for was given back ($g granted, $r released, $e expired)" ||
+  t_fail "every grant the driver asked for was given back" "$g granted, $r released, $e expired"
 [ "$(( $(stat a zf0 adm_releases_sent) - rl0 ))" -ge 1 ] && t_ok "requester sent the Fast_Rel" || t_fail "requester sent the Fast_Rel"
 
 # --- release on timeout: a requester that went away loses its grant ---
