@@ -12,7 +12,7 @@
 
 use crate::stat;
 use crate::stat::s;
-use crate::zcnet::mapdev::{Fault, Map, MapDevice};
+use crate::zcnet::mapdev::{Fault, Map, MapAt, MapDevice};
 use crate::zcnet::netstat::NetRef;
 use crate::zcnet::pageref::PageRef;
 use kernel::{new_mutex, prelude::*, sync::Mutex};
@@ -80,12 +80,16 @@ impl MapDevice for Regions {
         n
     }
 
-    fn install(r: &Region, idx: usize, page: PageRef) -> Result {
+    fn install(r: &Region, idx: usize, page: PageRef, at: MapAt) -> Result {
         let mut pages = r.pages.lock();
         let slot = pages.get_mut(idx).ok_or(EFAULT)?;
-        // The old page goes (it stays alive where else it is held).
-        drop(core::mem::replace(slot, page));
+        let old = core::mem::replace(slot, page);
         r.map.zap(idx, 1);
+        // The old page goes once no mapping points at it (it stays alive
+        // where else it is held); the new one is mapped for the receiving
+        // task at once, read-only: its read does not fault.
+        drop(old);
+        at.map(slot);
         Ok(())
     }
 }
@@ -96,9 +100,11 @@ impl Region {
     fn replace(&self, pages: &mut KVec<PageRef>, idx: usize) -> Result {
         let slot = pages.get_mut(idx).ok_or(EFAULT)?;
         let copy = slot.copy()?;
-        // The old page stays alive as long as TCP holds it.
-        drop(core::mem::replace(slot, copy));
+        let old = core::mem::replace(slot, copy);
         self.map.zap(idx, 1);
+        // Out of every mapping first: TCP may have let it go meanwhile, and
+        // no mapping may point at a freed page.
+        drop(old);
         stat::add(self.net.net(), s::TX_COW_FAULTS, 1);
         Ok(())
     }

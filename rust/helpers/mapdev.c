@@ -80,6 +80,21 @@ unsigned int zcnet_helper_mapdev_insert(void *p, unsigned long pfn, bool write)
 	return vmf_insert_pfn_prot(vma, vmf->address, pfn, prot);
 }
 
+/* install()'s place: a user address of a mapping of this device, in a call
+ * that holds the task's mapping lock. */
+struct zcnet_mapdev_at {
+	struct vm_area_struct *vma;
+	unsigned long addr;
+};
+
+void zcnet_helper_mapdev_insert_at(void *p, unsigned long pfn)
+{
+	struct zcnet_mapdev_at *at = p;
+
+	/* Read-only: vm_page_prot asks (pfn_mkwrite) before a write. */
+	vmf_insert_pfn_prot(at->vma, at->addr, pfn, at->vma->vm_page_prot);
+}
+
 static vm_fault_t zcnet_mapdev_pfn_mkwrite(struct vm_fault *vmf)
 {
 	struct zcnet_mapdev_file *f;
@@ -255,8 +270,11 @@ long zcnet_helper_mapdev_install(unsigned long uaddr, struct page *page)
 	if (!vma || vma->vm_ops != &zcnet_mapdev_vm_ops || !(vma->vm_flags & VM_WRITE))
 		goto out;
 	f = zcnet_mapdev_of(vma, vma->vm_pgoff + ((uaddr - vma->vm_start) >> PAGE_SHIFT), &idx);
-	if (f)
-		r = zcnet_mapdev_ops->install(f->priv, idx, page);
+	if (f) {
+		struct zcnet_mapdev_at at = { .vma = vma, .addr = uaddr };
+
+		r = zcnet_mapdev_ops->install(f->priv, idx, page, &at);
+	}
 out:
 	mmap_read_unlock(mm);
 	return r;

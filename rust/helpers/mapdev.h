@@ -33,8 +33,9 @@ struct zcnet_mapdev_ops {
 	 * holds the pages while the mapping lock is held). */
 	long (*grab)(void *priv, unsigned long idx, unsigned long n, struct page **pages);
 	/* Put page (a reference for the driver) at idx: 1, or -errno (the
-	 * reference is then dropped by the driver). */
-	long (*install)(void *priv, unsigned long idx, struct page *page);
+	 * reference is then dropped by the driver). at: the caller's user
+	 * address of idx, for zcnet_helper_mapdev_insert_at(). */
+	long (*install)(void *priv, unsigned long idx, struct page *page, void *at);
 };
 
 /* Registers the misc device /dev/NAME (0666) with these callbacks. */
@@ -57,6 +58,10 @@ long zcnet_helper_mapdev_grab(unsigned long uaddr, unsigned long max, struct pag
 /* Maps pfn at the faulting address: writable when `write`, else read-only.
  * The vm_fault_t for the fault handler to return. */
 unsigned int zcnet_helper_mapdev_insert(void *vmf, unsigned long pfn, bool write);
+/* Maps pfn read-only at install()'s `at` (the installing task's own mapping,
+ * its mapping lock held), where nothing is mapped: its next read does not
+ * fault. Nothing happens when something is mapped there. */
+void zcnet_helper_mapdev_insert_at(void *at, unsigned long pfn);
 
 #endif
 

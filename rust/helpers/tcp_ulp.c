@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* TCP upper-layer protocol data calls (see tcp_ulp.h). */
 #include <linux/bvec.h>
+#include <linux/mm.h>
+#include <linux/mmap_lock.h>
+#include <linux/overflow.h>
 #include <linux/mutex.h>
 #include <linux/pagemap.h>
 #include <linux/socket.h>
@@ -544,5 +547,27 @@ void zcnet_helper_tcp_ulp_clone_ref(void)
 
 bool zcnet_helper_user_readable(unsigned long uaddr, size_t len)
 {
-	return fault_in_readable((const char __user *)uaddr, len) == 0;
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	unsigned long end;
+	bool ok = true;
+
+	if (!len)
+		return true;
+	if (!mm || check_add_overflow(uaddr, len, &end) ||
+	    !access_ok((const void __user *)uaddr, len))
+		return false;
+	/* Mappings, not pages: faulting a region's pages in would only map
+	 * what the send then takes out of the mapping again. */
+	if (mmap_read_lock_killable(mm))
+		return false;
+	for (; uaddr < end; uaddr = vma->vm_end) {
+		vma = vma_lookup(mm, uaddr);
+		if (!vma || !(vma->vm_flags & VM_READ)) {
+			ok = false;
+			break;
+		}
+	}
+	mmap_read_unlock(mm);
+	return ok;
 }

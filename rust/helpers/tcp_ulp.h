@@ -128,5 +128,5 @@ void zcnet_helper_msg_advance(struct msghdr *msg, size_t n);
  * (inet_clone_ulp); take it. The listener's reference keeps the module live.
  */
 void zcnet_helper_tcp_ulp_clone_ref(void);
-/* fault_in_readable(uaddr, len) == 0: all of it can be read. */
+/* Every byte of uaddr..uaddr+len lies in a readable mapping (no fault-in). */
 bool zcnet_helper_user_readable(unsigned long uaddr, size_t len);

@@ -58,6 +58,26 @@ impl Fault {
     }
 }
 
+/// Where [`MapDevice::install`] puts a page: the installing task's own
+/// mapping of it.
+///
+/// # Invariants
+///
+/// `self.0` is a `struct zcnet_mapdev_at` of an install in progress, whose
+/// task holds its mapping lock.
+pub struct MapAt(*mut ffi::c_void);
+
+impl MapAt {
+    /// Maps `page` read-only at the installing task's address, so that its
+    /// next read does not fault; call it under the lock that keeps the page
+    /// in the region, after the old page was zapped.
+    pub fn map(&self, page: &PageRef) {
+        // SAFETY: By the type invariant the install is in progress with the
+        // mapping lock held; the driver holds `page` while it may be mapped.
+        unsafe { ext::zcnet_helper_mapdev_insert_at(self.0, page.pfn()) }
+    }
+}
+
 /// A device of driver-owned shared mappings.
 pub trait MapDevice: Sync + 'static {
     /// The state of one mapped file.
@@ -81,9 +101,10 @@ pub trait MapDevice: Sync + 'static {
     /// in every mapping.
     fn grab(r: &Self::Region, idx: usize, out: &mut [Option<PageRef>]) -> usize;
 
-    /// Puts `page` at `idx` in place of the page there, and takes the old one
-    /// out of every mapping. May sleep.
-    fn install(r: &Self::Region, idx: usize, page: PageRef) -> Result;
+    /// Puts `page` at `idx` in place of the page there, takes the old one
+    /// out of every mapping, and may map the new one at `at` with
+    /// [`MapAt::map`]. May sleep.
+    fn install(r: &Self::Region, idx: usize, page: PageRef, at: MapAt) -> Result;
 }
 
 /// Puts `page` at the page-aligned user address `uaddr` of the current task
@@ -249,6 +270,7 @@ impl<T: MapDevice> Registration<T> {
         priv_: *mut ffi::c_void,
         idx: ffi::c_ulong,
         page: *mut bindings::page,
+        at: *mut ffi::c_void,
     ) -> ffi::c_long {
         let Some(p) = NonNull::new(page) else {
             return EINVAL.to_errno() as ffi::c_long;
@@ -257,7 +279,8 @@ impl<T: MapDevice> Registration<T> {
         let page = unsafe { PageRef::from_raw(p) };
         // SAFETY: The mapping being looked up holds the file, so the state lives.
         let r = unsafe { <Pin<KBox<T::Region>> as ForeignOwnable>::borrow(priv_) };
-        match T::install(&r, idx, page) {
+        // INVARIANT: The caller's install is in progress, its lock held.
+        match T::install(&r, idx, page, MapAt(at)) {
             Ok(()) => 1,
             Err(e) => e.to_errno() as ffi::c_long,
         }

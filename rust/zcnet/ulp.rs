@@ -280,11 +280,11 @@ impl Drop for SockGuard<'_> {
     }
 }
 
-/// Whether all of `len` bytes of the caller's memory at `uaddr` can be read
-/// (faulting them in).
+/// Whether all of `len` bytes of the caller's memory at `uaddr` lie in
+/// readable mappings (nothing is faulted in).
 pub fn user_readable(uaddr: usize, len: usize) -> bool {
-    // SAFETY: The helper only touches user memory through the fault-in
-    // primitives, which check the range.
+    // SAFETY: The helper only looks up the caller's mappings, under the
+    // mapping lock; it reads no user memory.
     unsafe { ext::zcnet_helper_user_readable(uaddr, len) }
 }
 
