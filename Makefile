@@ -71,10 +71,11 @@ bench: setup modules tools
 baselines: kernel
 	@$(ROOT)/scripts/build-baselines.sh >/dev/null
 
-# ZCBENCH_SECONDS (3), ZCBENCH_REPEAT (3), ZCBENCH_WRITE (512K) go to the guest.
+# ZCBENCH_SECONDS (3), ZCBENCH_REPEAT (3), ZCBENCH_WRITE (512K),
+# ZCBENCH_CHECK_EVERY (64) go to the guest.
 bench-zcsock: setup modules tools baselines
 	@$(ROOT)/scripts/run-guest.sh --topo $(TOPO) --wire $(WIRE) --timeout 3600 --log $(ROOT)/out/bench-zcsock-$(TOPO)-$(WIRE).log -v \
-		$(ROOT)/tools/testing/zcnet/bench-zcsock.sh $(foreach v,ZCBENCH_SECONDS ZCBENCH_REPEAT ZCBENCH_WRITE,$(if $($(v)),$(v)=$($(v))))
+		$(ROOT)/tools/testing/zcnet/bench-zcsock.sh $(foreach v,ZCBENCH_SECONDS ZCBENCH_REPEAT ZCBENCH_WRITE ZCBENCH_CHECK_EVERY,$(if $($(v)),$(v)=$($(v))))
 
 FUZZ_SECONDS ?= 20
 fuzz:

@@ -9,16 +9,23 @@ they share the machine).
       [--client-ns a] [--server-ns b] [--port P] [--seconds S]
       [--label L] [--json FILE]
 
+The measured window starts when the connection is established (seen in
+/proc/PID/net/tcp of the server, polled every 5 ms), so that process
+start-up, slow under TCG, stays out; CPU times are each process's (wait4)
+less what it had used by then (/proc/PID/stat).
+
 tcp_mmap (TCP_ZEROCOPY_RECEIVE): the server as `tcp_mmap -4 -s -z` (mmap()
 receive), the client as `tcp_mmap -4 -z` (MSG_ZEROCOPY send), the program's
-own documented use. The client sends until it is stopped (SIGTERM after
---seconds); its socket then closes normally and the server prints bytes,
-time and its receiving thread's CPU time (RUSAGE_THREAD), which are taken as
-they are. Its stdout is a pipe, so it runs under `stdbuf -oL`.
+own documented use. The client sends until it is stopped (SIGTERM --seconds
+after the connection); its socket then closes normally and the server prints
+bytes, time and its receiving thread's CPU time (RUSAGE_THREAD), which are
+taken as they are; the window ends when it has printed. Its stdout is a
+pipe, so it runs under `stdbuf -oL`.
 
-msg_zerocopy (MSG_ZEROCOPY): the receiver as `msg_zerocopy -4 -r tcp`, the
+msg_zerocopy (MSG_ZEROCOPY): the receiver as `msg_zerocopy -4 -r tcp`
+(which discards the data with MSG_TRUNC, copying nothing to user space), the
 sender as `msg_zerocopy -4 -z tcp`, both `-t S`. Bytes from the receiver's
-line (whole MiB), time the sender's run, CPU time each process's (wait4).
+line (whole MiB); the window ends when the sender exits.
 """
 import argparse
 import json
@@ -49,18 +56,38 @@ def netns(ns, *argv):
     return ["ip", "netns", "exec", ns, *argv]
 
 
-def wait_listening(ns, port, proc, what):
-    """Polls (10 s at most) until something listens on TCP `port` in `ns`."""
-    for _ in range(200):
-        out = subprocess.run(netns(ns, "ss", "-Hltn", f"sport = :{port}"),
-                             capture_output=True, text=True).stdout
-        if out.strip():
-            return
-        if proc.poll() is not None:
-            sys.exit(f"bench-baseline: {what} ended before listening: "
-                     f"{proc.communicate()[0]!r}")
-        time.sleep(0.05)
-    sys.exit(f"bench-baseline: {what} is not listening on port {port} after 10 s")
+def tcp_states(pid, port):
+    """The states (hex, as in /proc/net/tcp) of the TCP sockets on local
+    port `port` in the network namespace of process `pid`."""
+    try:
+        with open(f"/proc/{pid}/net/tcp") as f:
+            rows = [line.split() for line in f.readlines()[1:]]
+    except OSError:
+        return set()
+    return {r[3] for r in rows if int(r[1].rsplit(":", 1)[1], 16) == port}
+
+
+LISTEN, ESTABLISHED = "0A", "01"
+
+
+def wait_state(pid, port, state, procs, what, timeout=30):
+    """Polls every 5 ms until the namespace of `pid` has a socket on `port`
+    in `state`; fails when one of `procs` ends first."""
+    end = time.monotonic() + timeout
+    while state not in tcp_states(pid, port):
+        for p in procs:
+            if p.poll() is not None:
+                sys.exit(f"bench-baseline: {what}: {p.args[4]} ended first: {os.read(p.stdout.fileno(), 65536)!r}")
+        if time.monotonic() > end:
+            sys.exit(f"bench-baseline: {what}: not there after {timeout} s")
+        time.sleep(0.005)
+
+
+def cpu_ticks(pid):
+    """CPU time (user + system) of process `pid` so far, in clock ticks."""
+    with open(f"/proc/{pid}/stat") as f:
+        rest = f.read().rsplit(")", 1)[1].split()
+    return int(rest[11]) + int(rest[12])
 
 
 def reap(proc):
@@ -85,22 +112,27 @@ def read_until(proc, pattern, timeout):
     return text
 
 
+def spawn(ns, *argv):
+    return subprocess.Popen(netns(ns, *argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0)
+
+
 def tcp_mmap(a):
     b = os.path.join(a.bin, "tcp_mmap")
     port = str(a.port)
-    srv = subprocess.Popen(netns(a.server_ns, "stdbuf", "-oL", b, "-4", "-s", "-z", "-p", port),
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0)
-    wait_listening(a.server_ns, a.port, srv, "tcp_mmap -s")
-    sys0 = busy_ticks()
-    cli = subprocess.Popen(netns(a.client_ns, b, "-4", "-z", "-H", a.dst, "-p", port),
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    srv = spawn(a.server_ns, "stdbuf", "-oL", b, "-4", "-s", "-z", "-p", port)
+    wait_state(srv.pid, a.port, LISTEN, [srv], "tcp_mmap -s listening")
+    cli = spawn(a.client_ns, b, "-4", "-z", "-H", a.dst, "-p", port)
+    # The window starts when the connection is there (process start-up,
+    # slow under TCG, stays out), and ends when the server has printed.
+    wait_state(srv.pid, a.port, ESTABLISHED, [srv, cli], "tcp_mmap connected")
+    sys0, tx0 = busy_ticks(), cpu_ticks(cli.pid)
     end = time.monotonic() + a.seconds
     while time.monotonic() < end and cli.poll() is None:
         time.sleep(0.05)
     if cli.returncode is None:
         cli.send_signal(signal.SIGTERM)
     _, tx_ru = reap(cli)
-    cli_out = cli.stdout.read()
+    cli_out = os.read(cli.stdout.fileno(), 65536).decode(errors="replace")
     text = read_until(srv, r"cpu usage user:", 120)
     sys1 = busy_ticks()
     srv.send_signal(signal.SIGTERM)
@@ -114,8 +146,9 @@ def tcp_mmap(a):
         "write": 512 * 1024,  # tcp_mmap's chunk_size: its sends and mmap()s
         "bytes": int(nbytes),
         "seconds": float(got[3]),
+        # The receiving thread's own figure (RUSAGE_THREAD).
         "rx_cpu_s": float(cpu[1]) + float(cpu[2]),
-        "tx_cpu_s": cpu_seconds(tx_ru),
+        "tx_cpu_s": cpu_seconds(tx_ru) - tx0 / os.sysconf("SC_CLK_TCK"),
         "sys_ticks": sys1 - sys0,
         "mmap_percent": float(got[2]),
         "note": f"{float(got[2]):.1f}% mmap'ed",
@@ -126,28 +159,29 @@ def tcp_mmap(a):
 def msg_zerocopy(a):
     b = os.path.join(a.bin, "msg_zerocopy")
     common = ["-4", "-D", a.dst, "-S", a.src, "-p", str(a.port), "-t", str(a.seconds)]
-    rx = subprocess.Popen(netns(a.server_ns, b, *common, "-r", "tcp"),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    wait_listening(a.server_ns, a.port, rx, "msg_zerocopy -r")
-    sys0, t0 = busy_ticks(), time.monotonic()
-    tx = subprocess.Popen(netns(a.client_ns, b, *common, "-z", "tcp"),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    rx = spawn(a.server_ns, b, *common, "-r", "tcp")
+    wait_state(rx.pid, a.port, LISTEN, [rx], "msg_zerocopy -r listening")
+    tx = spawn(a.client_ns, b, *common, "-z", "tcp")
+    wait_state(rx.pid, a.port, ESTABLISHED, [rx, tx], "msg_zerocopy connected")
+    sys0, t0, rx0, tx0 = busy_ticks(), time.monotonic(), cpu_ticks(rx.pid), cpu_ticks(tx.pid)
     tx_rc, tx_ru = reap(tx)
     secs, sys1 = time.monotonic() - t0, busy_ticks()
     rx_rc, rx_ru = reap(rx)
-    tx_out, rx_out = tx.stdout.read(), rx.stdout.read()
+    tx_out = os.read(tx.stdout.fileno(), 65536).decode(errors="replace")
+    rx_out = os.read(rx.stdout.fileno(), 65536).decode(errors="replace")
     got = re.search(r"rx=\d+ \((\d+) MB\)", rx_out)
     sent = re.search(r"tx=\d+ \((\d+) MB\) txc=(\d+) zc=(\w)", tx_out)
     if tx_rc or rx_rc or not got or not sent:
         sys.exit(f"bench-baseline: msg_zerocopy failed (sender {tx_rc}, receiver {rx_rc}).\n"
                  f"sender: {tx_out!r}\nreceiver: {rx_out!r}")
     zc = sent[3] == "y"
+    hz = os.sysconf("SC_CLK_TCK")
     return {
         "write": 65535 - 20 - 20 - 40,  # its payload: IP_MAXPACKET less the headers it allows for
         "bytes": int(got[1]) << 20,
         "seconds": secs,
-        "rx_cpu_s": cpu_seconds(rx_ru),
-        "tx_cpu_s": cpu_seconds(tx_ru),
+        "rx_cpu_s": cpu_seconds(rx_ru) - rx0 / hz,
+        "tx_cpu_s": cpu_seconds(tx_ru) - tx0 / hz,
         "sys_ticks": sys1 - sys0,
         "zerocopy": zc,
         "note": "completions: zero-copy" if zc else "completions: copied (SO_EE_CODE_ZEROCOPY_COPIED)",

@@ -46,9 +46,15 @@ def share(label, field, per=PAGE):
 def notes(label):
     j = runs[label][0]
     row = j["bandwidth"][0] if j["bandwidth"] else {}
+    faults = ""
+    if "rx_minor_faults" in row:
+        faults = f"rx faults/page {share(label, 'rx_minor_faults') / 100:.2f}"
     if j.get("zcsock") not in (None, "off"):
-        return (f"tx by ref {share(label, 'tx_pages_by_ref'):.2f}%, rx remapped "
-                f"{share(label, 'rx_pages_remapped'):.2f}%, cow {bw_median(label, 'tx_cow_faults'):.0f}")
+        zc = (f"tx by ref {share(label, 'tx_pages_by_ref'):.2f}%, rx remapped "
+              f"{share(label, 'rx_pages_remapped'):.2f}%, cow {bw_median(label, 'tx_cow_faults'):.0f}")
+        return ", ".join(x for x in (zc, faults) if x)
+    if faults:
+        return faults
     if "mmap_percent" in row:
         return f"{bw_median(label, 'mmap_percent'):.1f}% mmap'ed"
     return row.get("note", "")
@@ -59,7 +65,7 @@ def by_mode_summary():
           f"medians of {min(len(v) for v in runs.values())} runs; ratio = mode / plain of the same path")
     print("MB/s: bytes over the receiver's time; rx ns/B: the receiving thread's (process's) CPU time"
           " per byte; all ns/B: every CPU's busy time per byte (both ends)\n")
-    order = ["plain", "tcp_mmap", "msg_zerocopy", "zcsock-region", "zcsock-ordinary"]
+    order = ["plain", "tcp_mmap", "msg_zerocopy", "zcsock-region", "zcsock-region-read", "zcsock-ordinary"]
     rank = {m: i for i, m in enumerate(order)}
     groups = defaultdict(list)
     for m in sorted(modes, key=lambda m: (m.split("/", 1)[0] if "/" in m else "",
@@ -80,7 +86,7 @@ def by_mode_summary():
     print("\nissue 9's target: zcsock on regions at most half plain TCP's CPU per byte, and no more"
           " than the upstream baselines'")
     for g, ms in groups.items():
-        zc = next((m for m in ms if m.endswith("zcsock-region")), None)
+        zc = next((m for m in ms if m.split("/", 1)[-1] == "zcsock-region"), None)
         if not zc:
             continue
         for other, limit in (("plain", 0.5), ("tcp_mmap", 1.0), ("msg_zerocopy", 1.0)):

@@ -23,8 +23,8 @@
 //! ends with a tag of `p`, and write `i` starts at page `i % 2`, so a page
 //! the receiver did not get (say, a stale page of its ring) has the wrong
 //! tag. The receiver checks the two tag words of every `--check-every`-th
-//! page (default every page) and reports pages with a wrong tag, which fail
-//! the run.
+//! page (default every page; the sampled pages move by one each write) and
+//! reports pages with a wrong tag, which fail the run.
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -103,17 +103,30 @@ impl Mode {
     }
 }
 
-/// CPU time (user + system) of the calling thread, in clock ticks.
-fn thread_cpu_ticks() -> u64 {
-    let Ok(s) = std::fs::read_to_string("/proc/thread-self/stat") else {
-        return 0;
-    };
-    // Fields after the command name (which may contain spaces) start at ')'.
+/// Fields of the calling thread's /proc/thread-self/stat, counted from 1
+/// as in proc(5); 0 where unreadable.
+fn thread_stat<const N: usize>(fields: [usize; N]) -> [u64; N] {
+    let s = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    // Fields after the command name (which may contain spaces) start at ')',
+    // with field 3.
     let rest = s.rsplit_once(')').map_or("", |(_, r)| r);
     let f: Vec<&str> = rest.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of stat, 12 and 13 after ')'.
-    let get = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    get(11) + get(12)
+    fields.map(|i| {
+        f.get(i.wrapping_sub(3))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    })
+}
+
+/// CPU time (user + system: fields 14 and 15) of the calling thread, in
+/// clock ticks.
+fn thread_cpu_ticks() -> u64 {
+    thread_stat([14, 15]).iter().sum()
+}
+
+/// Minor page faults of the calling thread (field 10).
+fn thread_minor_faults() -> u64 {
+    thread_stat([10])[0]
 }
 
 /// Busy time of the whole machine (every CPU: all but idle and iowait), in
@@ -188,10 +201,12 @@ struct RxReport {
     /// zcsock's receive counters over the stream (`u64::MAX`: unknown).
     rx_pages_remapped: u64,
     rx_bytes_copied: u64,
+    /// The receiving thread's minor page faults over the stream.
+    minor_faults: u64,
 }
 
 impl RxReport {
-    const LEN: usize = HDR + 32;
+    const LEN: usize = HDR + 40;
 
     fn encode(&self) -> [u8; Self::LEN] {
         let mut b = [0u8; Self::LEN];
@@ -202,6 +217,7 @@ impl RxReport {
             self.pages_bad,
             self.rx_pages_remapped,
             self.rx_bytes_copied,
+            self.minor_faults,
         ];
         for (i, v) in rest.iter().enumerate() {
             b[HDR + 8 * i..HDR + 8 * i + 8].copy_from_slice(&v.to_be_bytes());
@@ -227,6 +243,7 @@ impl RxReport {
             pages_bad: word(HDR + 8),
             rx_pages_remapped: word(HDR + 16),
             rx_bytes_copied: word(HDR + 24),
+            minor_faults: word(HDR + 32),
         })
     }
 }
@@ -266,11 +283,14 @@ fn write_offset(i: u64, size: usize) -> usize {
 }
 
 /// Checks every `every`-th page of `chunk` (write number `index` of the
-/// stream, received whole): (pages checked, pages with a wrong tag).
+/// stream, received whole), starting at page `index % every` so that `every`
+/// successive writes check every page position once: (pages checked, pages
+/// with a wrong tag).
 fn check_chunk(chunk: &[u8], index: u64, every: usize) -> (u64, u64) {
     let (mut checked, mut bad) = (0, 0);
     let first = (index % 2) as usize;
-    for k in (0..chunk.len() / PAGE).step_by(every.max(1)) {
+    let every = every.max(1);
+    for k in ((index % every as u64) as usize..chunk.len() / PAGE).step_by(every) {
         let page = &chunk[k * PAGE..(k + 1) * PAGE];
         let tag = page_tag(first + k).to_ne_bytes();
         checked += 1;
@@ -409,10 +429,11 @@ fn serve_conn(s: &mut TcpStream) -> io::Result<bool> {
                     .zcsock()
                     .then(|| zcsock_counters(&RX_COUNTERS))
                     .flatten();
-                let t0 = thread_cpu_ticks();
+                let (t0, f0) = (thread_cpu_ticks(), thread_minor_faults());
                 let (pages_checked, pages_bad) =
                     receive_stream(s, &mut b[..size.max(1)], arg, every)?;
                 let cpu_ticks = thread_cpu_ticks() - t0;
+                let minor_faults = thread_minor_faults() - f0;
                 let zc = if mode.zcsock() {
                     counters_delta(&RX_COUNTERS, &zc0)
                 } else {
@@ -424,6 +445,7 @@ fn serve_conn(s: &mut TcpStream) -> io::Result<bool> {
                     pages_bad,
                     rx_pages_remapped: zc[0],
                     rx_bytes_copied: zc[1],
+                    minor_faults,
                 };
                 s.write_all(&r.encode())?;
             }
@@ -711,18 +733,19 @@ fn tcp(o: &Opts) -> io::Result<()> {
     }
     println!("bandwidth (stream, about {} s per size)", o.seconds);
     println!(
-        "{:>10} {:>12} {:>14} {:>14} {:>15} {:>12}",
-        "write", "MB/s", "rx_cpu_ns/B", "tx_cpu_ns/B", "all_cpus_ns/B", "pages_ok"
+        "{:>10} {:>12} {:>14} {:>14} {:>15} {:>12} {:>10}",
+        "write", "MB/s", "rx_cpu_ns/B", "tx_cpu_ns/B", "all_cpus_ns/B", "pages_ok", "rx_faults"
     );
     for r in &bw {
         println!(
-            "{:>10} {:>12.1} {:>14.3} {:>14.3} {:>15.3} {:>12}",
+            "{:>10} {:>12.1} {:>14.3} {:>14.3} {:>15.3} {:>12} {:>10}",
             r.size,
             r.mbytes_per_s,
             r.rx_cpu_ns_per_byte,
             r.tx_cpu_ns_per_byte,
             r.sys_cpu_ns_per_byte,
-            r.rx.pages_checked - r.rx.pages_bad
+            r.rx.pages_checked - r.rx.pages_bad,
+            r.rx.minor_faults
         );
     }
     if o.mode.zcsock() {
@@ -770,7 +793,7 @@ fn tcp(o: &Opts) -> io::Result<()> {
                 j.push(',');
             }
             j.push_str(&format!(
-                "{{\"write\":{},\"bytes\":{},\"seconds\":{:.4},\"mbytes_per_s\":{:.3},\"rx_cpu_ns_per_byte\":{:.4},\"tx_cpu_ns_per_byte\":{:.4},\"sys_cpu_ns_per_byte\":{:.4},\"pages_checked\":{},\"pages_bad\":{}",
+                "{{\"write\":{},\"bytes\":{},\"seconds\":{:.4},\"mbytes_per_s\":{:.3},\"rx_cpu_ns_per_byte\":{:.4},\"tx_cpu_ns_per_byte\":{:.4},\"sys_cpu_ns_per_byte\":{:.4},\"pages_checked\":{},\"pages_bad\":{},\"rx_minor_faults\":{}",
                 r.size,
                 r.bytes,
                 r.secs,
@@ -779,7 +802,8 @@ fn tcp(o: &Opts) -> io::Result<()> {
                 r.tx_cpu_ns_per_byte,
                 r.sys_cpu_ns_per_byte,
                 r.rx.pages_checked,
-                r.rx.pages_bad
+                r.rx.pages_bad,
+                r.rx.minor_faults
             ));
             if o.mode.zcsock() {
                 j.push_str(&format!(
@@ -909,6 +933,7 @@ mod tests {
             pages_bad: 1,
             rx_pages_remapped: u64::MAX,
             rx_bytes_copied: 4096,
+            minor_faults: 3,
         };
         assert_eq!(RxReport::decode(&r.encode()).unwrap(), r);
         let mut b = r.encode();
@@ -922,11 +947,13 @@ mod tests {
         let mut tx = vec![0u8; size + PAGE];
         fill_pattern(&mut tx);
         let mut ring = vec![0u8; size];
-        for i in 0..4u64 {
+        for (i, sampled) in [3, 3, 2, 3].into_iter().enumerate() {
+            let i = i as u64;
             let o = write_offset(i, size);
             ring.copy_from_slice(&tx[o..o + size]);
             assert_eq!(check_chunk(&ring, i, 1), (8, 0));
-            assert_eq!(check_chunk(&ring, i, 3), (3, 0));
+            // Pages 0, 3, 6; then 1, 4, 7; then 2, 5; then 0, 3, 6 again.
+            assert_eq!(check_chunk(&ring, i, 3), (sampled, 0));
         }
         // The ring still holds write 3: as write 4 (a receiver that got
         // nothing new) every page is wrong.
@@ -937,6 +964,9 @@ mod tests {
         ring[2 * PAGE..3 * PAGE].copy_from_slice(&tx[PAGE + 2 * PAGE..PAGE + 3 * PAGE]);
         ring.copy_within(5 * PAGE + 1..6 * PAGE, 5 * PAGE);
         assert_eq!(check_chunk(&ring, 4, 1), (8, 2));
+        // Sampled, every second page: write 4 checks pages 0, 2, 4 and 6,
+        // the stale one among them.
+        assert_eq!(check_chunk(&ring, 4, 2), (4, 1));
         assert_eq!(write_offset(3, 1000), 0);
     }
 
