@@ -11,6 +11,10 @@
 #   make run SCRIPT=file [TOPO=veth|virtio2|twoguests]   run a script in the guest
 #   make bench       zcbench in the guest: plain TCP at MTU 1500 and 9000 vs zcfrag
 #                    [TOPO=virtio2 [WIRE=tcp]: two virtio NICs, a lossless wire]
+#   make bench-zcsock  zcsock against plain TCP and the kernel's tcp_mmap and
+#                    msg_zerocopy, over veth at MTU 4148 and over zcfrag
+#   make baselines   build tcp_mmap and msg_zerocopy, unmodified, from the
+#                    kernel source (into out/baselines)
 #   make fuzz        cargo fuzz the wire codecs (rust/wire) for a bounded time
 #                    [FUZZ_SECONDS=20 per target]
 #   make fmt         rustfmt every .rs
@@ -24,7 +28,7 @@ WIRE ?= udp
 SCRIPT ?=
 export ZCNET_FLAVOUR ?= default
 
-.PHONY: all setup kernel modules tools install-ip demo check test run bench fuzz fmt clean
+.PHONY: all setup kernel modules tools baselines install-ip demo check test run bench bench-zcsock fuzz fmt clean
 
 all: modules tools
 
@@ -63,6 +67,15 @@ run: modules tools
 
 bench: setup modules tools
 	@$(ROOT)/scripts/run-guest.sh --topo $(TOPO) --wire $(WIRE) --timeout 1800 --log $(ROOT)/out/bench-$(TOPO)-$(WIRE).log -v $(ROOT)/tools/testing/zcnet/bench.sh
+
+baselines: kernel
+	@$(ROOT)/scripts/build-baselines.sh >/dev/null
+
+# ZCBENCH_SECONDS (3), ZCBENCH_REPEAT (3), ZCBENCH_WRITE (512K),
+# ZCBENCH_CHECK_EVERY (64) go to the guest.
+bench-zcsock: setup modules tools baselines
+	@$(ROOT)/scripts/run-guest.sh --topo $(TOPO) --wire $(WIRE) --timeout 3600 --log $(ROOT)/out/bench-zcsock-$(TOPO)-$(WIRE).log -v \
+		$(ROOT)/tools/testing/zcnet/bench-zcsock.sh $(foreach v,ZCBENCH_SECONDS ZCBENCH_REPEAT ZCBENCH_WRITE ZCBENCH_CHECK_EVERY,$(if $($(v)),$(v)=$($(v))))
 
 FUZZ_SECONDS ?= 20
 fuzz:

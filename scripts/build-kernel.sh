@@ -29,7 +29,7 @@ if [ -f "$B/.zcnet-complete" ]; then
 fi
 
 # Unpack the source once per package version.
-S="$ZCNET_CACHE/src/linux-${pkgver%%-*}"
+S=$(kernel_src_dir)
 if [ ! -f "$S/.zcnet-unpacked" ]; then
   log "kernel: unpacking linux-source-7.2 $pkgver into $S"
   rm -rf "$S" "$S.tmp"

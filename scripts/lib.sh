@@ -23,6 +23,14 @@ kernel_pkg_version() {
   dpkg-query -W -f='${Version}' linux-source-7.2 2>/dev/null || true
 }
 
+# Where the kernel source of the installed package is unpacked (by
+# build-kernel.sh), once per package version.
+kernel_src_dir() {
+  local v
+  v=$(kernel_pkg_version)
+  echo "$ZCNET_CACHE/src/linux-${v%%-*}"
+}
+
 # The cache key of a kernel build: kernel version, config fragments, flavour and
 # the versions of every tool that goes into it.
 kernel_cache_key() {

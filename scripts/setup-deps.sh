@@ -20,6 +20,9 @@ PKGS=(
   # documentation check (scripts/check-docs.py)
   python3-docutils
   clang-19 lld-19 llvm-19 libclang-19-dev
+  # the kernel's zero-copy selftests, built for make bench-zcsock
+  # (scripts/build-baselines.sh; tcp_mmap also needs libssl-dev, above)
+  gcc libc6-dev
   # runner
   qemu-system-x86
   # guest user space (reached by the guest over the 9p root)

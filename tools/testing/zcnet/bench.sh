@@ -5,6 +5,7 @@
 # $ZCNET_ARTIFACTS (copied to the host next to the log by the runner).
 # Works in the veth and virtio2 topologies (make bench TOPO=virtio2).
 set -u
+. "$ZCNET_ROOT/tools/testing/zcnet/bench-lib.sh"
 ITERS=${ZCBENCH_ITERS:-1000}
 SECONDS_PER_SIZE=${ZCBENCH_SECONDS:-2}
 REPEAT=${ZCBENCH_REPEAT:-3}
@@ -28,12 +29,7 @@ mode() { # LABEL MTU [DST_IP]
 echo "zcbench: $(uname -r), $(nproc) CPUs, accel ${ZCNET_ACCEL:-unknown}, topology $ZCNET_TOPO (wire ${ZCNET_WIRE:-udp}), $REPEAT runs per mode"
 mode plain-mtu1500 1500 && mode plain-mtu9000 9000 || exit 1
 # zcfrag on both ends, over the same devices at MTU 1500; its own subnet.
-insmod "$ZCNET_ROOT/drivers/net/zcfrag/zcfrag.ko" || exit 1
-ip -n a link add zf0 link va type zcfrag && ip -n b link add zf1 link vb type zcfrag || exit 1
-ip -n a addr flush dev va; ip -n b addr flush dev vb
-ip -n a addr add 198.19.0.1/24 dev zf0 && ip -n b addr add 198.19.0.2/24 dev zf1 || exit 1
-ip -n a link set zf0 up && ip -n b link set zf1 up || exit 1
-zs() { ip netns exec b ethtool -S zf1 | awk -v n="$1" '$1 == n":" { print $2 }'; }
+zcfrag_up || exit 1
 p0=$(zs zc_potential); s0=$(zs zc_successful); f0=$(zs zc_full_pages)
 mode zcfrag-mtu1500 1500 198.19.0.2 || exit 1
 p=$(( $(zs zc_potential) - p0 )); s=$(( $(zs zc_successful) - s0 )); f=$(( $(zs zc_full_pages) - f0 ))

@@ -1,13 +1,30 @@
 //! zcbench: measures a TCP path between two hosts (network namespaces in the
 //! test guest) the way the papers do: latency as half the ping-pong round trip
 //! by message size, stream bandwidth by write size, and CPU time per byte on
-//! both ends. Later issues add zcnet modes beside `plain`.
+//! both ends.
 //!
 //! ```text
 //! zcbench serve [--listen ADDR]                      (on the receiver)
-//! zcbench tcp --connect ADDR [--json FILE] [--label L]
-//!             [--lat-sizes LIST] [--bw-sizes LIST] [--iters N] [--seconds S]
+//! zcbench tcp --connect ADDR [--json FILE] [--label L] [--zcsock region|ordinary]
+//!             [--lat-sizes LIST|none] [--bw-sizes LIST] [--iters N] [--seconds S]
+//!             [--check-every N]
 //! ```
+//!
+//! Modes (the client announces its mode to the server on each connection):
+//! - `plain`: TCP as it is, heap buffers.
+//! - `zcsock region`: both ends switch zcsock on (`TCP_ULP`); the sender
+//!   writes from a page-aligned `zcsock::Region`, the receiver reads into one
+//!   (whole pages at page-aligned positions), so pages go by reference and
+//!   are remapped. Headers from the client are padded to a page so that the
+//!   stream stays page-aligned.
+//! - `zcsock ordinary`: zcsock on, but heap buffers on both ends.
+//!
+//! Stream data is deterministic: page `p` of the sender's buffer starts and
+//! ends with a tag of `p`, and write `i` starts at page `i % 2`, so a page
+//! the receiver did not get (say, a stale page of its ring) has the wrong
+//! tag. The receiver checks the two tag words of every `--check-every`-th
+//! page (default every page; the sampled pages move by one each write) and
+//! reports pages with a wrong tag, which fail the run.
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -18,20 +35,98 @@ const DEFAULT_PORT: u16 = 5301;
 const OP_PINGPONG: u8 = 1;
 const OP_STREAM: u8 = 2;
 const OP_QUIT: u8 = 3;
+/// The client's mode: header size field the mode, arg the check interval;
+/// answered with a header whose arg is 0 or the server's errno.
+const OP_MODE: u8 = 4;
 /// Largest message either side accepts (bounds the buffers).
 const MAX_SIZE: usize = 16 << 20;
+const HDR: usize = 16;
+const PAGE: usize = 4096;
+/// Seed of the stream data.
+const SEED: u64 = 0x7a63_6265_6e63_6801;
 
-/// CPU time (user + system) of the calling thread, in clock ticks.
-fn thread_cpu_ticks() -> u64 {
-    let Ok(s) = std::fs::read_to_string("/proc/thread-self/stat") else {
-        return 0;
-    };
-    // Fields after the command name (which may contain spaces) start at ')'.
+/// How a connection moves its bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Plain,
+    /// zcsock, sending from and receiving into regions.
+    Region,
+    /// zcsock on, heap buffers.
+    Ordinary,
+}
+
+impl Mode {
+    fn code(self) -> usize {
+        match self {
+            Mode::Plain => 0,
+            Mode::Region => 1,
+            Mode::Ordinary => 2,
+        }
+    }
+
+    fn from_code(c: usize) -> Option<Mode> {
+        [Mode::Plain, Mode::Region, Mode::Ordinary]
+            .into_iter()
+            .find(|m| m.code() == c)
+    }
+
+    fn parse(s: &str) -> Result<Mode, String> {
+        match s {
+            "region" => Ok(Mode::Region),
+            "ordinary" => Ok(Mode::Ordinary),
+            _ => Err(format!(
+                "bad --zcsock '{s}': wanted region or ordinary (no --zcsock for plain TCP)"
+            )),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Plain => "off",
+            Mode::Region => "region",
+            Mode::Ordinary => "ordinary",
+        }
+    }
+
+    fn zcsock(self) -> bool {
+        self != Mode::Plain
+    }
+
+    /// The length of a header from the client: a page with zcsock, so that
+    /// the data after it starts page-aligned in the stream.
+    fn header_len(self) -> usize {
+        if self.zcsock() {
+            PAGE
+        } else {
+            HDR
+        }
+    }
+}
+
+/// Fields of the calling thread's /proc/thread-self/stat, counted from 1
+/// as in proc(5); 0 where unreadable.
+fn thread_stat<const N: usize>(fields: [usize; N]) -> [u64; N] {
+    let s = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    // Fields after the command name (which may contain spaces) start at ')',
+    // with field 3.
     let rest = s.rsplit_once(')').map_or("", |(_, r)| r);
     let f: Vec<&str> = rest.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of stat, 12 and 13 after ')'.
-    let get = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    get(11) + get(12)
+    fields.map(|i| {
+        f.get(i.wrapping_sub(3))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    })
+}
+
+/// CPU time (user + system: fields 14 and 15) of the calling thread, in
+/// clock ticks.
+fn thread_cpu_ticks() -> u64 {
+    thread_stat([14, 15]).iter().sum()
+}
+
+/// Minor page faults of the calling thread (field 10).
+fn thread_minor_faults() -> u64 {
+    thread_stat([10])[0]
 }
 
 /// Busy time of the whole machine (every CPU: all but idle and iowait), in
@@ -58,58 +153,325 @@ fn ticks_per_second() -> u64 {
     100
 }
 
-fn read_header(s: &mut TcpStream) -> io::Result<(u8, usize, u64)> {
-    let mut h = [0u8; 16];
-    s.read_exact(&mut h)?;
+/// zcsock's counters of this thread's network namespace, by name; `None`
+/// when zcsock is not loaded or a name is missing.
+fn zcsock_counters(names: &[&str]) -> Option<Vec<u64>> {
+    let c = zcsock::proc_stat(zcsock::PROC_STAT).ok()?;
+    names.iter().map(|n| zcsock::proc_value(&c, n)).collect()
+}
+
+/// The counters' growth since `before` (each `u64::MAX` when unknown).
+fn counters_delta(names: &[&str], before: &Option<Vec<u64>>) -> Vec<u64> {
+    match (before, zcsock_counters(names)) {
+        (Some(b), Some(a)) => a.iter().zip(b).map(|(a, b)| a.wrapping_sub(*b)).collect(),
+        _ => vec![u64::MAX; names.len()],
+    }
+}
+
+const TX_COUNTERS: [&str; 3] = [
+    "ZcsockTxPagesByRef",
+    "ZcsockTxBytesCopied",
+    "ZcsockTxCowFaults",
+];
+const RX_COUNTERS: [&str; 2] = ["ZcsockRxPagesRemapped", "ZcsockRxBytesCopied"];
+
+fn read_header(s: &mut TcpStream, len: usize) -> io::Result<(u8, usize, u64)> {
+    let mut h = [0u8; PAGE];
+    s.read_exact(&mut h[..len])?;
     let size = u32::from_be_bytes([h[4], h[5], h[6], h[7]]) as usize;
     let arg = u64::from_be_bytes([h[8], h[9], h[10], h[11], h[12], h[13], h[14], h[15]]);
     Ok((h[0], size, arg))
 }
 
-fn write_header(s: &mut TcpStream, op: u8, size: usize, arg: u64) -> io::Result<()> {
-    let mut h = [0u8; 16];
+/// A header of `len` bytes (16, or a page: the rest is zeros).
+fn write_header(s: &mut TcpStream, len: usize, op: u8, size: usize, arg: u64) -> io::Result<()> {
+    let mut h = [0u8; PAGE];
     h[0] = op;
     h[4..8].copy_from_slice(&(size as u32).to_be_bytes());
     h[8..16].copy_from_slice(&arg.to_be_bytes());
-    s.write_all(&h)
+    s.write_all(&h[..len])
+}
+
+/// What the receiver of a stream reports back.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+struct RxReport {
+    cpu_ticks: u64,
+    pages_checked: u64,
+    pages_bad: u64,
+    /// zcsock's receive counters over the stream (`u64::MAX`: unknown).
+    rx_pages_remapped: u64,
+    rx_bytes_copied: u64,
+    /// The receiving thread's minor page faults over the stream.
+    minor_faults: u64,
+}
+
+impl RxReport {
+    const LEN: usize = HDR + 40;
+
+    fn encode(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        b[0] = OP_STREAM;
+        b[8..16].copy_from_slice(&self.cpu_ticks.to_be_bytes());
+        let rest = [
+            self.pages_checked,
+            self.pages_bad,
+            self.rx_pages_remapped,
+            self.rx_bytes_copied,
+            self.minor_faults,
+        ];
+        for (i, v) in rest.iter().enumerate() {
+            b[HDR + 8 * i..HDR + 8 * i + 8].copy_from_slice(&v.to_be_bytes());
+        }
+        b
+    }
+
+    fn decode(b: &[u8; Self::LEN]) -> io::Result<RxReport> {
+        if b[0] != OP_STREAM {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("wanted the receiver's stream report, got op {}", b[0]),
+            ));
+        }
+        let word = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&b[i..i + 8]);
+            u64::from_be_bytes(w)
+        };
+        Ok(RxReport {
+            cpu_ticks: word(8),
+            pages_checked: word(HDR),
+            pages_bad: word(HDR + 8),
+            rx_pages_remapped: word(HDR + 16),
+            rx_bytes_copied: word(HDR + 24),
+            minor_faults: word(HDR + 32),
+        })
+    }
+}
+
+/// The tag at both ends of page `p` of the sender's buffer.
+fn page_tag(p: usize) -> u64 {
+    SEED ^ (p as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// Fills a send buffer: seeded bytes (xorshift64), each page starting and
+/// ending with its tag.
+fn fill_pattern(buf: &mut [u8]) {
+    let mut x = SEED;
+    for (p, page) in buf.chunks_mut(PAGE).enumerate() {
+        for w in page.chunks_mut(8) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            w.copy_from_slice(&x.to_ne_bytes()[..w.len()]);
+        }
+        if page.len() == PAGE {
+            let tag = page_tag(p).to_ne_bytes();
+            page[..8].copy_from_slice(&tag);
+            page[PAGE - 8..].copy_from_slice(&tag);
+        }
+    }
+}
+
+/// Where write `i` of `size` bytes starts in the send buffer (whose length
+/// is `size + PAGE`): alternately page 0 and page 1.
+fn write_offset(i: u64, size: usize) -> usize {
+    if size % PAGE == 0 {
+        (i % 2) as usize * PAGE
+    } else {
+        0
+    }
+}
+
+/// Checks every `every`-th page of `chunk` (write number `index` of the
+/// stream, received whole), starting at page `index % every` so that `every`
+/// successive writes check every page position once: (pages checked, pages
+/// with a wrong tag).
+fn check_chunk(chunk: &[u8], index: u64, every: usize) -> (u64, u64) {
+    let (mut checked, mut bad) = (0, 0);
+    let first = (index % 2) as usize;
+    let every = every.max(1);
+    for k in ((index % every as u64) as usize..chunk.len() / PAGE).step_by(every) {
+        let page = &chunk[k * PAGE..(k + 1) * PAGE];
+        let tag = page_tag(first + k).to_ne_bytes();
+        checked += 1;
+        if page[..8] != tag || page[PAGE - 8..] != tag {
+            bad += 1;
+        }
+    }
+    (checked, bad)
+}
+
+/// A buffer of either kind: heap memory or a zcsock region.
+enum Buf {
+    Heap(Vec<u8>),
+    Region(zcsock::Region),
+}
+
+impl Buf {
+    /// At least `len` bytes for `mode` (a region is rounded up to pages).
+    fn new(mode: Mode, len: usize) -> io::Result<Buf> {
+        if mode == Mode::Region {
+            let r = zcsock::Region::new(len.div_ceil(PAGE) * PAGE).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("a zcsock region of {len} bytes on {}: {e}", zcsock::DEVICE),
+                )
+            })?;
+            Ok(Buf::Region(r))
+        } else {
+            Ok(Buf::Heap(vec![0u8; len]))
+        }
+    }
+
+    fn is(&self, mode: Mode, len: usize) -> bool {
+        matches!(self, Buf::Region(_)) == (mode == Mode::Region) && self.len() >= len
+    }
+}
+
+impl std::ops::Deref for Buf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Buf::Heap(v) => v,
+            Buf::Region(r) => r,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Buf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        match self {
+            Buf::Heap(v) => v,
+            Buf::Region(r) => r,
+        }
+    }
+}
+
+/// Receives `total` bytes of a stream written `size` bytes at a time into
+/// `ring` (`size` bytes, reused), checking each write as it completes.
+fn receive_stream(
+    s: &mut TcpStream,
+    ring: &mut [u8],
+    total: u64,
+    every: usize,
+) -> io::Result<(u64, u64)> {
+    let size = ring.len();
+    let check = every > 0 && size % PAGE == 0;
+    let (mut off, mut index, mut left) = (0usize, 0u64, total);
+    let (mut checked, mut bad) = (0, 0);
+    while left > 0 {
+        let want = ((size - off) as u64).min(left) as usize;
+        let n = s.read(&mut ring[off..off + want])?;
+        if n == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        off += n;
+        left -= n as u64;
+        if off == size {
+            if check {
+                let (c, b) = check_chunk(ring, index, every);
+                checked += c;
+                bad += b;
+            }
+            index += 1;
+            off = 0;
+        }
+    }
+    Ok((checked, bad))
+}
+
+/// One client connection, until it quits or goes away.
+fn serve_conn(s: &mut TcpStream) -> io::Result<bool> {
+    s.set_nodelay(true)?;
+    let mut mode = Mode::Plain;
+    let mut every = 1usize;
+    let mut buf: Option<Buf> = None;
+    while let Ok((op, size, arg)) = read_header(s, mode.header_len()) {
+        if size > MAX_SIZE {
+            break;
+        }
+        match op {
+            OP_MODE => {
+                let Some(m) = Mode::from_code(size) else {
+                    write_header(s, HDR, OP_MODE, 0, 22)?; // EINVAL
+                    break;
+                };
+                if m.zcsock() {
+                    // The hello itself is a page long.
+                    let mut pad = [0u8; PAGE - HDR];
+                    s.read_exact(&mut pad)?;
+                }
+                let refused = if m.zcsock() {
+                    zcsock::enable(&*s).err()
+                } else {
+                    None
+                };
+                let errno = refused.map_or(0, |e| e.raw_os_error().unwrap_or(5) as u64);
+                write_header(s, HDR, OP_MODE, 0, errno)?;
+                if errno != 0 {
+                    break;
+                }
+                mode = m;
+                every = arg as usize;
+            }
+            OP_PINGPONG => {
+                let b = buf_for(&mut buf, Mode::Plain, size)?;
+                for _ in 0..arg {
+                    s.read_exact(&mut b[..size])?;
+                    s.write_all(&b[..size])?;
+                }
+            }
+            OP_STREAM => {
+                // Receive `arg` bytes in reads of `size` at most, then report
+                // what it cost.
+                let b = buf_for(&mut buf, mode, size.max(1))?;
+                let zc0 = mode
+                    .zcsock()
+                    .then(|| zcsock_counters(&RX_COUNTERS))
+                    .flatten();
+                let (t0, f0) = (thread_cpu_ticks(), thread_minor_faults());
+                let (pages_checked, pages_bad) =
+                    receive_stream(s, &mut b[..size.max(1)], arg, every)?;
+                let cpu_ticks = thread_cpu_ticks() - t0;
+                let minor_faults = thread_minor_faults() - f0;
+                let zc = if mode.zcsock() {
+                    counters_delta(&RX_COUNTERS, &zc0)
+                } else {
+                    vec![u64::MAX; 2]
+                };
+                let r = RxReport {
+                    cpu_ticks,
+                    pages_checked,
+                    pages_bad,
+                    rx_pages_remapped: zc[0],
+                    rx_bytes_copied: zc[1],
+                    minor_faults,
+                };
+                s.write_all(&r.encode())?;
+            }
+            OP_QUIT => return Ok(true),
+            _ => break,
+        }
+    }
+    Ok(false)
+}
+
+/// The connection's buffer, made anew when it is of the wrong kind or too small.
+fn buf_for(buf: &mut Option<Buf>, mode: Mode, len: usize) -> io::Result<&mut Buf> {
+    if !buf.as_ref().is_some_and(|b| b.is(mode, len)) {
+        *buf = None; // unmap the old one first
+        let want = if mode == Mode::Region { len } else { MAX_SIZE };
+        *buf = Some(Buf::new(mode, want.max(len))?);
+    }
+    buf.as_mut().ok_or_else(|| io::Error::other("no buffer"))
 }
 
 fn serve(listen: &str) -> io::Result<()> {
     let l = TcpListener::bind(listen)?;
     eprintln!("zcbench: serving on {listen}");
-    let mut buf = vec![0u8; MAX_SIZE];
     for c in l.incoming() {
-        let mut s = c?;
-        s.set_nodelay(true)?;
-        while let Ok((op, size, arg)) = read_header(&mut s) {
-            if size > MAX_SIZE {
-                break;
-            }
-            match op {
-                OP_PINGPONG => {
-                    for _ in 0..arg {
-                        s.read_exact(&mut buf[..size])?;
-                        s.write_all(&buf[..size])?;
-                    }
-                }
-                OP_STREAM => {
-                    // Receive `arg` bytes in reads of `size`, then report what it cost.
-                    let t0 = thread_cpu_ticks();
-                    let mut left = arg;
-                    while left > 0 {
-                        let want = (left as usize).min(size.max(1));
-                        let n = s.read(&mut buf[..want])?;
-                        if n == 0 {
-                            return Err(io::ErrorKind::UnexpectedEof.into());
-                        }
-                        left -= n as u64;
-                    }
-                    let cpu = thread_cpu_ticks() - t0;
-                    write_header(&mut s, OP_STREAM, 0, cpu)?;
-                }
-                OP_QUIT => return Ok(()),
-                _ => break,
-            }
+        if serve_conn(&mut c?)? {
+            return Ok(());
         }
     }
     Ok(())
@@ -131,6 +493,11 @@ struct BwRow {
     tx_cpu_ns_per_byte: f64,
     /// Every CPU's busy time per byte: both ends when they share a machine.
     sys_cpu_ns_per_byte: f64,
+    rx: RxReport,
+    /// zcsock's send counters over the run (`u64::MAX`: unknown).
+    tx_pages_by_ref: u64,
+    tx_bytes_copied: u64,
+    tx_cow_faults: u64,
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -146,9 +513,9 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
-fn latency(s: &mut TcpStream, size: usize, iters: u64) -> io::Result<LatRow> {
+fn latency(s: &mut TcpStream, mode: Mode, size: usize, iters: u64) -> io::Result<LatRow> {
     let mut buf = vec![0x5au8; size];
-    write_header(s, OP_PINGPONG, size, iters)?;
+    write_header(s, mode.header_len(), OP_PINGPONG, size, iters)?;
     let mut half_rtts = Vec::with_capacity(iters as usize);
     for _ in 0..iters {
         let t = Instant::now();
@@ -165,42 +532,72 @@ fn latency(s: &mut TcpStream, size: usize, iters: u64) -> io::Result<LatRow> {
     })
 }
 
-fn bandwidth(s: &mut TcpStream, size: usize, seconds: f64) -> io::Result<BwRow> {
-    let buf = vec![0xa5u8; size];
-    // Calibrate: send for the given time, then tell the receiver exactly how
-    // much came so it can stop; the byte count goes first so it knows.
-    // A short probe measures the rate to size the real run.
-    let probe = Instant::now();
-    let mut probe_bytes = 0u64;
-    write_header(s, OP_STREAM, size, (size as u64) * 64)?;
-    for _ in 0..64 {
-        s.write_all(&buf)?;
-        probe_bytes += size as u64;
+/// Streams `writes` writes of `size` bytes from `buf`; the receiver's report.
+fn stream(
+    s: &mut TcpStream,
+    mode: Mode,
+    buf: &[u8],
+    size: usize,
+    writes: u64,
+) -> io::Result<RxReport> {
+    write_header(s, mode.header_len(), OP_STREAM, size, writes * size as u64)?;
+    for i in 0..writes {
+        let o = write_offset(i, size);
+        s.write_all(&buf[o..o + size])?;
     }
-    read_header(s)?;
-    let rate = probe_bytes as f64 / probe.elapsed().as_secs_f64().max(1e-6);
+    let mut r = [0u8; RxReport::LEN];
+    s.read_exact(&mut r)?;
+    RxReport::decode(&r)
+}
+
+fn bandwidth(s: &mut TcpStream, mode: Mode, size: usize, seconds: f64) -> io::Result<BwRow> {
+    let mut buf = Buf::new(mode, size + PAGE)?;
+    fill_pattern(&mut buf);
+    // Calibrate: a short probe measures the rate to size the real run; the
+    // byte count goes first so the receiver knows when to stop.
+    let probe = Instant::now();
+    stream(s, mode, &buf, size, 64)?;
+    let rate = (size as u64 * 64) as f64 / probe.elapsed().as_secs_f64().max(1e-6);
     let writes = ((rate * seconds) as u64 / size as u64).max(16);
     let total = writes * size as u64;
-    write_header(s, OP_STREAM, size, total)?;
+    let zc0 = mode
+        .zcsock()
+        .then(|| zcsock_counters(&TX_COUNTERS))
+        .flatten();
     let tx0 = thread_cpu_ticks();
     let sys0 = system_busy_ticks();
     let t = Instant::now();
-    for _ in 0..writes {
-        s.write_all(&buf)?;
-    }
-    let (_, _, rx_ticks) = read_header(s)?;
+    let rx = stream(s, mode, &buf, size, writes)?;
     let secs = t.elapsed().as_secs_f64();
     let tx_ticks = thread_cpu_ticks() - tx0;
     let sys_ticks = system_busy_ticks().saturating_sub(sys0);
+    let zc = if mode.zcsock() {
+        counters_delta(&TX_COUNTERS, &zc0)
+    } else {
+        vec![u64::MAX; 3]
+    };
+    if rx.pages_bad > 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{size}-byte writes: the receiver found {} of {} checked pages with wrong bytes",
+                rx.pages_bad, rx.pages_checked
+            ),
+        ));
+    }
     let ns_per_tick = 1e9 / ticks_per_second() as f64;
     Ok(BwRow {
         size,
         bytes: total,
         secs,
         mbytes_per_s: total as f64 / secs / 1e6,
-        rx_cpu_ns_per_byte: rx_ticks as f64 * ns_per_tick / total as f64,
+        rx_cpu_ns_per_byte: rx.cpu_ticks as f64 * ns_per_tick / total as f64,
         tx_cpu_ns_per_byte: tx_ticks as f64 * ns_per_tick / total as f64,
         sys_cpu_ns_per_byte: sys_ticks as f64 * ns_per_tick / total as f64,
+        rx,
+        tx_pages_by_ref: zc[0],
+        tx_bytes_copied: zc[1],
+        tx_cow_faults: zc[2],
     })
 }
 
@@ -216,6 +613,28 @@ fn connect(addr: &str) -> io::Result<TcpStream> {
     }
 }
 
+/// Tells the server the mode (zcsock on this end first); its refusal is an error.
+fn hello(s: &mut TcpStream, mode: Mode, every: usize) -> io::Result<()> {
+    if mode.zcsock() {
+        zcsock::enable(&*s).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("setsockopt(TCP_ULP, \"zcsock\") (is zcsock.ko loaded?): {e}"),
+            )
+        })?;
+    }
+    write_header(s, mode.header_len(), OP_MODE, mode.code(), every as u64)?;
+    let (_, _, errno) = read_header(s, HDR)?;
+    if errno != 0 {
+        let e = io::Error::from_raw_os_error(errno as i32);
+        return Err(io::Error::new(
+            e.kind(),
+            format!("the server could not switch zcsock on: {e}"),
+        ));
+    }
+    Ok(())
+}
+
 fn env_or(k: &str, d: &str) -> String {
     std::env::var(k).unwrap_or_else(|_| d.to_string())
 }
@@ -229,14 +648,29 @@ fn kernel_release() -> String {
 struct Opts {
     connect: String,
     json: Option<String>,
-    label: String,
+    label: Option<String>,
+    mode: Mode,
+    check_every: usize,
     lat_sizes: Vec<usize>,
     bw_sizes: Vec<usize>,
     iters: u64,
     seconds: f64,
 }
 
+impl Opts {
+    fn label(&self) -> String {
+        match (&self.label, self.mode) {
+            (Some(l), _) => l.clone(),
+            (None, Mode::Plain) => "plain".into(),
+            (None, m) => format!("zcsock-{}", m.name()),
+        }
+    }
+}
+
 fn parse_sizes(s: &str) -> Result<Vec<usize>, String> {
+    if s == "none" {
+        return Ok(Vec::new());
+    }
     s.split(',')
         .map(|v| {
             let v = v.trim();
@@ -257,53 +691,92 @@ fn parse_sizes(s: &str) -> Result<Vec<usize>, String> {
         .collect()
 }
 
+/// A counter for the table and JSON: `null`/`-` when unknown.
+fn counter(v: u64) -> Option<u64> {
+    (v != u64::MAX).then_some(v)
+}
+
+fn json_counter(v: u64) -> String {
+    counter(v).map_or("null".into(), |v| v.to_string())
+}
+
 fn tcp(o: &Opts) -> io::Result<()> {
     let mut s = connect(&o.connect)?;
     s.set_nodelay(true)?;
+    hello(&mut s, o.mode, o.check_every)?;
     let mut lat = Vec::new();
     for &size in &o.lat_sizes {
-        lat.push(latency(&mut s, size, o.iters)?);
+        lat.push(latency(&mut s, o.mode, size, o.iters)?);
     }
     let mut bw = Vec::new();
     for &size in &o.bw_sizes {
-        bw.push(bandwidth(&mut s, size, o.seconds)?);
+        bw.push(bandwidth(&mut s, o.mode, size, o.seconds)?);
     }
-    write_header(&mut s, OP_QUIT, 0, 0)?;
+    write_header(&mut s, o.mode.header_len(), OP_QUIT, 0, 0)?;
     s.shutdown(Shutdown::Both).ok();
 
+    let label = o.label();
     let kernel = kernel_release();
     let accel = env_or("ZCNET_ACCEL", "unknown");
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     let flavour = env_or("ZCNET_FLAVOUR", "default");
     println!(
-        "zcbench tcp [{}]  kernel {kernel} ({flavour})  accel {accel}  cpus {cpus}",
-        o.label
+        "zcbench tcp [{label}]  kernel {kernel} ({flavour})  accel {accel}  cpus {cpus}  zcsock {}",
+        o.mode.name()
     );
-    println!("latency (half round trip, {} ping-pongs per size)", o.iters);
-    println!("{:>10} {:>12} {:>12}", "bytes", "median_us", "mean_us");
-    for r in &lat {
-        println!("{:>10} {:>12.2} {:>12.2}", r.size, r.median_us, r.mean_us);
+    if !lat.is_empty() {
+        println!("latency (half round trip, {} ping-pongs per size)", o.iters);
+        println!("{:>10} {:>12} {:>12}", "bytes", "median_us", "mean_us");
+        for r in &lat {
+            println!("{:>10} {:>12.2} {:>12.2}", r.size, r.median_us, r.mean_us);
+        }
     }
     println!("bandwidth (stream, about {} s per size)", o.seconds);
     println!(
-        "{:>10} {:>12} {:>14} {:>14} {:>15}",
-        "write", "MB/s", "rx_cpu_ns/B", "tx_cpu_ns/B", "all_cpus_ns/B"
+        "{:>10} {:>12} {:>14} {:>14} {:>15} {:>12} {:>10}",
+        "write", "MB/s", "rx_cpu_ns/B", "tx_cpu_ns/B", "all_cpus_ns/B", "pages_ok", "rx_faults"
     );
     for r in &bw {
         println!(
-            "{:>10} {:>12.1} {:>14.3} {:>14.3} {:>15.3}",
+            "{:>10} {:>12.1} {:>14.3} {:>14.3} {:>15.3} {:>12} {:>10}",
             r.size,
             r.mbytes_per_s,
             r.rx_cpu_ns_per_byte,
             r.tx_cpu_ns_per_byte,
-            r.sys_cpu_ns_per_byte
+            r.sys_cpu_ns_per_byte,
+            r.rx.pages_checked - r.rx.pages_bad,
+            r.rx.minor_faults
         );
+    }
+    if o.mode.zcsock() {
+        println!("zcsock counters over each run (/proc/net/zcsock_stat, sender's and receiver's namespace)");
+        println!(
+            "{:>10} {:>14} {:>16} {:>10} {:>16} {:>16}",
+            "write",
+            "tx_pages_ref",
+            "tx_bytes_copied",
+            "tx_cow",
+            "rx_pages_remap",
+            "rx_bytes_copied"
+        );
+        let c = |v: u64| counter(v).map_or("-".into(), |v| v.to_string());
+        for r in &bw {
+            println!(
+                "{:>10} {:>14} {:>16} {:>10} {:>16} {:>16}",
+                r.size,
+                c(r.tx_pages_by_ref),
+                c(r.tx_bytes_copied),
+                c(r.tx_cow_faults),
+                c(r.rx.rx_pages_remapped),
+                c(r.rx.rx_bytes_copied)
+            );
+        }
     }
     if let Some(path) = &o.json {
         let mut j = String::new();
         j.push_str(&format!(
-            "{{\"tool\":\"zcbench\",\"test\":\"tcp\",\"label\":{:?},\"kernel\":{kernel:?},\"flavour\":{flavour:?},\"accel\":{accel:?},\"cpus\":{cpus},\"iters\":{},\"latency\":[",
-            o.label, o.iters
+            "{{\"tool\":\"zcbench\",\"test\":\"tcp\",\"label\":{label:?},\"zcsock\":{:?},\"check_every\":{},\"kernel\":{kernel:?},\"flavour\":{flavour:?},\"accel\":{accel:?},\"cpus\":{cpus},\"iters\":{},\"latency\":[",
+            o.mode.name(), o.check_every, o.iters
         ));
         for (i, r) in lat.iter().enumerate() {
             if i > 0 {
@@ -320,15 +793,29 @@ fn tcp(o: &Opts) -> io::Result<()> {
                 j.push(',');
             }
             j.push_str(&format!(
-                "{{\"write\":{},\"bytes\":{},\"seconds\":{:.4},\"mbytes_per_s\":{:.3},\"rx_cpu_ns_per_byte\":{:.4},\"tx_cpu_ns_per_byte\":{:.4},\"sys_cpu_ns_per_byte\":{:.4}}}",
+                "{{\"write\":{},\"bytes\":{},\"seconds\":{:.4},\"mbytes_per_s\":{:.3},\"rx_cpu_ns_per_byte\":{:.4},\"tx_cpu_ns_per_byte\":{:.4},\"sys_cpu_ns_per_byte\":{:.4},\"pages_checked\":{},\"pages_bad\":{},\"rx_minor_faults\":{}",
                 r.size,
                 r.bytes,
                 r.secs,
                 r.mbytes_per_s,
                 r.rx_cpu_ns_per_byte,
                 r.tx_cpu_ns_per_byte,
-                r.sys_cpu_ns_per_byte
+                r.sys_cpu_ns_per_byte,
+                r.rx.pages_checked,
+                r.rx.pages_bad,
+                r.rx.minor_faults
             ));
+            if o.mode.zcsock() {
+                j.push_str(&format!(
+                    ",\"tx_pages_by_ref\":{},\"tx_bytes_copied\":{},\"tx_cow_faults\":{},\"rx_pages_remapped\":{},\"rx_bytes_copied\":{}",
+                    json_counter(r.tx_pages_by_ref),
+                    json_counter(r.tx_bytes_copied),
+                    json_counter(r.tx_cow_faults),
+                    json_counter(r.rx.rx_pages_remapped),
+                    json_counter(r.rx.rx_bytes_copied)
+                ));
+            }
+            j.push('}');
         }
         j.push_str("]}\n");
         std::fs::write(path, j)?;
@@ -338,8 +825,9 @@ fn tcp(o: &Opts) -> io::Result<()> {
 
 const USAGE: &str = "usage:
   zcbench serve [--listen ADDR]
-  zcbench tcp --connect ADDR [--json FILE] [--label L] [--lat-sizes 4,64,1K,...]
-              [--bw-sizes 4K,64K,1M,...] [--iters N] [--seconds S]";
+  zcbench tcp --connect ADDR [--json FILE] [--label L] [--zcsock region|ordinary]
+              [--lat-sizes 4,64,1K,...|none] [--bw-sizes 4K,64K,1M,...] [--iters N]
+              [--seconds S] [--check-every N (pages; 0: no check)]";
 
 fn run(args: &[String]) -> Result<(), String> {
     let mut it = args.iter();
@@ -348,7 +836,9 @@ fn run(args: &[String]) -> Result<(), String> {
     let mut o = Opts {
         connect: String::new(),
         json: None,
-        label: "plain".into(),
+        label: None,
+        mode: Mode::Plain,
+        check_every: 1,
         lat_sizes: parse_sizes("4,16,64,256,1K,4K,16K,32K")?,
         bw_sizes: parse_sizes("4K,16K,64K,256K,1M")?,
         iters: 1000,
@@ -360,7 +850,9 @@ fn run(args: &[String]) -> Result<(), String> {
             "--listen" => listen = val()?,
             "--connect" => o.connect = val()?,
             "--json" => o.json = Some(val()?),
-            "--label" => o.label = val()?,
+            "--label" => o.label = Some(val()?),
+            "--zcsock" => o.mode = Mode::parse(&val()?)?,
+            "--check-every" => o.check_every = val()?.parse().map_err(|_| "bad --check-every")?,
             "--lat-sizes" => o.lat_sizes = parse_sizes(&val()?)?,
             "--bw-sizes" => o.bw_sizes = parse_sizes(&val()?)?,
             "--iters" => o.iters = val()?.parse().map_err(|_| "bad --iters")?,
@@ -376,6 +868,13 @@ fn run(args: &[String]) -> Result<(), String> {
             }
             if !o.connect.contains(':') {
                 o.connect = format!("{}:{DEFAULT_PORT}", o.connect);
+            }
+            if o.mode == Mode::Region {
+                if let Some(s) = o.bw_sizes.iter().find(|&&s| s % PAGE != 0) {
+                    return Err(format!(
+                        "--zcsock region needs write sizes of whole pages ({PAGE} bytes), not {s}"
+                    ));
+                }
             }
             tcp(&o).map_err(|e| format!("tcp: {e}"))
         }
@@ -404,6 +903,7 @@ mod tests {
         assert!(parse_sizes("0").is_err());
         assert!(parse_sizes("x").is_err());
         assert!(parse_sizes("32M").is_err());
+        assert!(parse_sizes("none").unwrap().is_empty());
     }
 
     #[test]
@@ -414,21 +914,112 @@ mod tests {
     }
 
     #[test]
-    fn loopback_round_trip() {
+    fn modes() {
+        for m in [Mode::Plain, Mode::Region, Mode::Ordinary] {
+            assert_eq!(Mode::from_code(m.code()), Some(m));
+        }
+        assert_eq!(Mode::from_code(7), None);
+        assert_eq!(Mode::parse("region"), Ok(Mode::Region));
+        assert!(Mode::parse("plain").is_err());
+        assert_eq!(Mode::Plain.header_len(), HDR);
+        assert_eq!(Mode::Ordinary.header_len(), PAGE);
+    }
+
+    #[test]
+    fn report_round_trip() {
+        let r = RxReport {
+            cpu_ticks: 7,
+            pages_checked: 256,
+            pages_bad: 1,
+            rx_pages_remapped: u64::MAX,
+            rx_bytes_copied: 4096,
+            minor_faults: 3,
+        };
+        assert_eq!(RxReport::decode(&r.encode()).unwrap(), r);
+        let mut b = r.encode();
+        b[0] = OP_MODE;
+        assert!(RxReport::decode(&b).is_err());
+    }
+
+    #[test]
+    fn pattern_checks_catch_stale_and_shifted_pages() {
+        let size = 8 * PAGE;
+        let mut tx = vec![0u8; size + PAGE];
+        fill_pattern(&mut tx);
+        let mut ring = vec![0u8; size];
+        for (i, sampled) in [3, 3, 2, 3].into_iter().enumerate() {
+            let i = i as u64;
+            let o = write_offset(i, size);
+            ring.copy_from_slice(&tx[o..o + size]);
+            assert_eq!(check_chunk(&ring, i, 1), (8, 0));
+            // Pages 0, 3, 6; then 1, 4, 7; then 2, 5; then 0, 3, 6 again.
+            assert_eq!(check_chunk(&ring, i, 3), (sampled, 0));
+        }
+        // The ring still holds write 3: as write 4 (a receiver that got
+        // nothing new) every page is wrong.
+        assert_eq!(check_chunk(&ring, 4, 1), (8, 8));
+        // One page of a write stale, one page shifted by a byte.
+        let o = write_offset(4, size);
+        ring.copy_from_slice(&tx[o..o + size]);
+        ring[2 * PAGE..3 * PAGE].copy_from_slice(&tx[PAGE + 2 * PAGE..PAGE + 3 * PAGE]);
+        ring.copy_within(5 * PAGE + 1..6 * PAGE, 5 * PAGE);
+        assert_eq!(check_chunk(&ring, 4, 1), (8, 2));
+        // Sampled, every second page: write 4 checks pages 0, 2, 4 and 6,
+        // the stale one among them.
+        assert_eq!(check_chunk(&ring, 4, 2), (4, 1));
+        assert_eq!(write_offset(3, 1000), 0);
+    }
+
+    /// A server on a free loopback port, in a thread.
+    fn server() -> (String, std::thread::JoinHandle<io::Result<()>>) {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap().to_string();
         drop(l);
         let a2 = addr.clone();
-        let srv = std::thread::spawn(move || serve(&a2));
+        (addr, std::thread::spawn(move || serve(&a2)))
+    }
+
+    #[test]
+    fn loopback_round_trip() {
+        let (addr, srv) = server();
         let o = Opts {
             connect: addr,
             json: None,
-            label: "test".into(),
+            label: Some("test".into()),
+            mode: Mode::Plain,
+            check_every: 1,
             lat_sizes: vec![4, 4096],
-            bw_sizes: vec![65536],
+            bw_sizes: vec![65536, 5000],
             iters: 10,
             seconds: 0.05,
         };
+        tcp(&o).unwrap();
+        srv.join().unwrap().unwrap();
+    }
+
+    #[test]
+    fn zcsock_modes_without_the_module_fail_clearly() {
+        let (addr, srv) = server();
+        let mut o = Opts {
+            connect: addr,
+            json: None,
+            label: None,
+            mode: Mode::Ordinary,
+            check_every: 1,
+            lat_sizes: vec![],
+            bw_sizes: vec![65536],
+            iters: 1,
+            seconds: 0.05,
+        };
+        assert_eq!(o.label(), "zcsock-ordinary");
+        match tcp(&o) {
+            // A machine with zcsock loaded: it runs.
+            Ok(()) => {}
+            Err(e) => assert!(e.to_string().contains("zcsock"), "{e}"),
+        }
+        // Whatever happened, end the server.
+        o.mode = Mode::Plain;
+        o.bw_sizes = vec![];
         tcp(&o).unwrap();
         srv.join().unwrap().unwrap();
     }
