@@ -103,7 +103,8 @@ start_guest() {
   {
     printf 'ZCNET_ROOT=%q\nZCNET_TOPO=%q\nZCNET_ROLE=%q\nZCNET_MODROOT=%q\nZCNET_KREL=%q\nZCNET_SCRIPT=%q\nZCNET_ACCEL=%q\nZCNET_FLAVOUR=%q\nZCNET_WIRE=%q\n' \
       "$ZCNET_ROOT" "$topo" "$role" /run/zcnet/modules "$krel" "$gscript" "$accel" "$ZCNET_FLAVOUR" "$wire"
-    printf 'ZCNET_ARGS=('; printf '%q ' "${ARGS[@]+"${ARGS[@]}"}"; printf ')\n'
+    # (printf with no argument would still print its format once: '' )
+    printf 'ZCNET_ARGS=('; [ ${#ARGS[@]} -eq 0 ] || printf '%q ' "${ARGS[@]}"; printf ')\n'
   } > "$out/env"
   : > "$glog"
   qemu-system-x86_64 $accel_opt -smp "$cpus" -m "$mem" \

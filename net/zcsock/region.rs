@@ -80,17 +80,20 @@ impl MapDevice for Regions {
         n
     }
 
-    fn install(r: &Region, idx: usize, page: PageRef, at: MapAt) -> Result {
+    fn install(r: &Region, idx: usize, page: PageRef) -> Result<PageRef> {
         let mut pages = r.pages.lock();
         let slot = pages.get_mut(idx).ok_or(EFAULT)?;
-        let old = core::mem::replace(slot, page);
-        r.map.zap(idx, 1);
-        // The old page goes once no mapping points at it (it stays alive
-        // where else it is held); the new one is mapped for the receiving
-        // task at once, read-only: its read does not fault.
-        drop(old);
-        at.map(slot);
-        Ok(())
+        // The old page goes to the caller, which zaps it before dropping it
+        // (it stays alive where else it is held).
+        Ok(core::mem::replace(slot, page))
+    }
+
+    fn map_range(r: &Region, idx: usize, n: usize, at: MapAt) {
+        let pages = r.pages.lock();
+        // Read-only: a write asks first (`mkwrite`).
+        for (i, p) in pages.iter().skip(idx).take(n).enumerate() {
+            at.map(i, p);
+        }
     }
 }
 

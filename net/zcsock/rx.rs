@@ -42,6 +42,8 @@ pub(crate) fn recvmsg(sk: &TcpSock, ctx: &Ctx, msg: &mut Msg, len: usize, flags:
     };
     let (mut pages, mut mapped_bytes, mut copied_bytes) = (0usize, 0usize, 0usize);
     let mut upos = addr;
+    // Remapped pages leave the old ones' mappings together (dropped last).
+    let mut batch = mapdev::RxBatch::new();
     let mut take = |skb: &RxSkb<'_>, off: u32, n: usize, defer_ok: bool| -> Result<Took> {
         let left = addr + ulen - upos;
         let n = n.min(left);
@@ -50,7 +52,7 @@ pub(crate) fn recvmsg(sk: &TcpSock, ctx: &Ctx, msg: &mut Msg, len: usize, flags:
         if upos % PAGE_SIZE == 0 && left >= PAGE_SIZE {
             match skb.page_at(off) {
                 PageAt::Whole(page) => {
-                    if mapdev::install_user(upos, &page)? {
+                    if mapdev::install_user(upos, &page, &mut batch)? {
                         upos += PAGE_SIZE;
                         pages += 1;
                         mapped_bytes += PAGE_SIZE;

@@ -6,6 +6,7 @@
  * device's address_space reaches exactly the mappings of that file's pages,
  * in every process that shares them after fork().
  */
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
@@ -80,19 +81,19 @@ unsigned int zcnet_helper_mapdev_insert(void *p, unsigned long pfn, bool write)
 	return vmf_insert_pfn_prot(vma, vmf->address, pfn, prot);
 }
 
-/* install()'s place: a user address of a mapping of this device, in a call
- * that holds the task's mapping lock. */
+/* map_range()'s place: the user address of its first page in a mapping of
+ * this device, in a call that holds the task's mapping lock. */
 struct zcnet_mapdev_at {
 	struct vm_area_struct *vma;
 	unsigned long addr;
 };
 
-void zcnet_helper_mapdev_insert_at(void *p, unsigned long pfn)
+void zcnet_helper_mapdev_insert_at(void *p, unsigned long i, unsigned long pfn)
 {
 	struct zcnet_mapdev_at *at = p;
 
 	/* Read-only: vm_page_prot asks (pfn_mkwrite) before a write. */
-	vmf_insert_pfn_prot(at->vma, at->addr, pfn, at->vma->vm_page_prot);
+	vmf_insert_pfn_prot(at->vma, at->addr + (i << PAGE_SHIFT), pfn, at->vma->vm_page_prot);
 }
 
 static vm_fault_t zcnet_mapdev_pfn_mkwrite(struct vm_fault *vmf)
@@ -255,11 +256,53 @@ out:
 	return got;
 }
 
-long zcnet_helper_mapdev_install(unsigned long uaddr, struct page *page)
+/* Completes b's installs; the task's mapping lock held for reading. */
+static void zcnet_mapdev_flush_locked(struct mm_struct *mm, struct zcnet_mapdev_batch *b)
+{
+	struct zcnet_mapdev_file *f;
+	struct vm_area_struct *vma;
+	unsigned long i;
+
+	if (!b->n)
+		return;
+	f = b->file->private_data;
+	/* Out of every mapping first: no mapping may point at a freed page. */
+	zcnet_helper_mapdev_zap(f, b->idx, b->n);
+	for (i = 0; i < b->n; i++)
+		put_page(b->old[i]);
+	/* The new pages, for the installing task at once (no read fault),
+	 * where the mapping is still the one the installs went through. */
+	vma = vma_lookup(mm, b->uaddr);
+	if (vma && vma->vm_file == b->file && vma->vm_ops == &zcnet_mapdev_vm_ops &&
+	    b->uaddr + (b->n << PAGE_SHIFT) <= vma->vm_end &&
+	    vma->vm_pgoff + ((b->uaddr - vma->vm_start) >> PAGE_SHIFT) == f->base + b->idx) {
+		struct zcnet_mapdev_at at = { .vma = vma, .addr = b->uaddr };
+
+		zcnet_mapdev_ops->map_range(f->priv, b->idx, b->n, &at);
+	}
+	fput(b->file);
+	b->file = NULL;
+	b->n = 0;
+}
+
+void zcnet_helper_mapdev_flush(struct zcnet_mapdev_batch *b)
+{
+	struct mm_struct *mm = current->mm;
+
+	if (!b->n)
+		return;
+	mmap_read_lock(mm);
+	zcnet_mapdev_flush_locked(mm, b);
+	mmap_read_unlock(mm);
+}
+
+long zcnet_helper_mapdev_install(unsigned long uaddr, struct page *page,
+				 struct zcnet_mapdev_batch *b)
 {
 	struct mm_struct *mm = current->mm;
 	struct zcnet_mapdev_file *f;
 	struct vm_area_struct *vma;
+	struct page *old = NULL;
 	unsigned long idx;
 	long r = 0;
 
@@ -270,10 +313,19 @@ long zcnet_helper_mapdev_install(unsigned long uaddr, struct page *page)
 	if (!vma || vma->vm_ops != &zcnet_mapdev_vm_ops || !(vma->vm_flags & VM_WRITE))
 		goto out;
 	f = zcnet_mapdev_of(vma, vma->vm_pgoff + ((uaddr - vma->vm_start) >> PAGE_SHIFT), &idx);
-	if (f) {
-		struct zcnet_mapdev_at at = { .vma = vma, .addr = uaddr };
-
-		r = zcnet_mapdev_ops->install(f->priv, idx, page, &at);
+	if (!f)
+		goto out;
+	if (b->n && (b->n == ZCNET_MAPDEV_BATCH || b->file != vma->vm_file ||
+		     idx != b->idx + b->n || uaddr != b->uaddr + (b->n << PAGE_SHIFT)))
+		zcnet_mapdev_flush_locked(mm, b);
+	r = zcnet_mapdev_ops->install(f->priv, idx, page, &old);
+	if (r > 0 && old) {
+		if (!b->n) {
+			b->file = get_file(vma->vm_file);
+			b->uaddr = uaddr;
+			b->idx = idx;
+		}
+		b->old[b->n++] = old;
 	}
 out:
 	mmap_read_unlock(mm);

@@ -32,10 +32,14 @@ struct zcnet_mapdev_ops {
 	/* References on n pages from idx into pages[]: how many (the driver
 	 * holds the pages while the mapping lock is held). */
 	long (*grab)(void *priv, unsigned long idx, unsigned long n, struct page **pages);
-	/* Put page (a reference for the driver) at idx: 1, or -errno (the
-	 * reference is then dropped by the driver). at: the caller's user
-	 * address of idx, for zcnet_helper_mapdev_insert_at(). */
-	long (*install)(void *priv, unsigned long idx, struct page *page, void *at);
+	/* Put page (a reference for the driver) at idx in place of the page
+	 * there, which goes to *old (a reference for the caller, who takes it
+	 * out of every mapping before letting it go): 1, or -errno (page's
+	 * reference then dropped by the driver). */
+	long (*install)(void *priv, unsigned long idx, struct page *page, struct page **old);
+	/* Map pages idx..idx+n with zcnet_helper_mapdev_insert_at(at, i, pfn)
+	 * under the driver's lock (the pages it has there now). */
+	void (*map_range)(void *priv, unsigned long idx, unsigned long n, void *at);
 };
 
 /* Registers the misc device /dev/NAME (0666) with these callbacks. */
@@ -58,17 +62,38 @@ long zcnet_helper_mapdev_grab(unsigned long uaddr, unsigned long max, struct pag
 /* Maps pfn at the faulting address: writable when `write`, else read-only.
  * The vm_fault_t for the fault handler to return. */
 unsigned int zcnet_helper_mapdev_insert(void *vmf, unsigned long pfn, bool write);
-/* Maps pfn read-only at install()'s `at` (the installing task's own mapping,
- * its mapping lock held), where nothing is mapped: its next read does not
- * fault. Nothing happens when something is mapped there. */
-void zcnet_helper_mapdev_insert_at(void *at, unsigned long pfn);
+/* Maps pfn read-only at page i of map_range()'s `at` (the installing task's
+ * own mapping, its mapping lock held), where nothing is mapped: its next read
+ * does not fault. Nothing happens when something is mapped there. */
+void zcnet_helper_mapdev_insert_at(void *at, unsigned long i, unsigned long pfn);
 
-#endif
+/* Pages a batch of installs holds at most. */
+#define ZCNET_MAPDEV_BATCH 16
+
+/*
+ * Installs in consecutive pages of one mapping, pending: the pages are the
+ * driver's already, but the pages they replaced stay mapped (and held here)
+ * until zcnet_helper_mapdev_flush() takes them out of every mapping at once,
+ * one TLB flush for the batch, and maps the new ones for the installing task.
+ * Zero-initialised; flushed before the caller returns to user space.
+ */
+struct zcnet_mapdev_batch {
+	struct file *file;		/* held while pages are pending */
+	unsigned long uaddr;		/* the user address of page idx */
+	unsigned long idx, n;
+	struct page *old[ZCNET_MAPDEV_BATCH];
+};
 
 /*
  * Puts `page` (the caller's reference passes to the driver on success) at
  * the page-aligned user address uaddr of the current task when it lies in a
- * mapping of this device, in place of the page there: 1, 0 when uaddr is not
- * in such a mapping (the reference stays the caller's), or -errno.
+ * writable mapping of this device, in place of the page there, pending in
+ * batch b (flushed first when full or not contiguous): 1, 0 when uaddr is
+ * not in such a mapping (the reference stays the caller's), or -errno.
  */
-long zcnet_helper_mapdev_install(unsigned long uaddr, struct page *page);
+long zcnet_helper_mapdev_install(unsigned long uaddr, struct page *page,
+				 struct zcnet_mapdev_batch *b);
+/* Completes b's installs (see struct zcnet_mapdev_batch); may sleep. */
+void zcnet_helper_mapdev_flush(struct zcnet_mapdev_batch *b);
+
+#endif

@@ -58,23 +58,24 @@ impl Fault {
     }
 }
 
-/// Where [`MapDevice::install`] puts a page: the installing task's own
-/// mapping of it.
+/// Where [`MapDevice::map_range`] maps pages: the installing task's own
+/// mapping of the range.
 ///
 /// # Invariants
 ///
-/// `self.0` is a `struct zcnet_mapdev_at` of an install in progress, whose
+/// `self.0` is a `struct zcnet_mapdev_at` of a batch being completed, whose
 /// task holds its mapping lock.
 pub struct MapAt(*mut ffi::c_void);
 
 impl MapAt {
-    /// Maps `page` read-only at the installing task's address, so that its
-    /// next read does not fault; call it under the lock that keeps the page
-    /// in the region, after the old page was zapped.
-    pub fn map(&self, page: &PageRef) {
-        // SAFETY: By the type invariant the install is in progress with the
-        // mapping lock held; the driver holds `page` while it may be mapped.
-        unsafe { ext::zcnet_helper_mapdev_insert_at(self.0, page.pfn()) }
+    /// Maps `page` read-only as page `i` of the range, where nothing is
+    /// mapped, so that the task's next read of it does not fault; call it
+    /// under the lock that keeps the page in the region.
+    pub fn map(&self, i: usize, page: &PageRef) {
+        // SAFETY: By the type invariant the batch is being completed with
+        // the mapping lock held; the driver holds `page` while it may be
+        // mapped.
+        unsafe { ext::zcnet_helper_mapdev_insert_at(self.0, i, page.pfn()) }
     }
 }
 
@@ -101,20 +102,52 @@ pub trait MapDevice: Sync + 'static {
     /// in every mapping.
     fn grab(r: &Self::Region, idx: usize, out: &mut [Option<PageRef>]) -> usize;
 
-    /// Puts `page` at `idx` in place of the page there, takes the old one
-    /// out of every mapping, and may map the new one at `at` with
-    /// [`MapAt::map`]. May sleep.
-    fn install(r: &Self::Region, idx: usize, page: PageRef, at: MapAt) -> Result;
+    /// Puts `page` at `idx` in place of the page there, and returns that
+    /// one: the caller takes it out of every mapping before dropping it.
+    /// May sleep.
+    fn install(r: &Self::Region, idx: usize, page: PageRef) -> Result<PageRef>;
+
+    /// Maps the pages at `idx..idx + n` with [`MapAt::map`], for the task
+    /// that installed them. May sleep.
+    fn map_range(r: &Self::Region, idx: usize, n: usize, at: MapAt);
+}
+
+/// Installs by [`install_user`] in consecutive pages, completed together:
+/// the replaced pages leave every mapping at once (one TLB flush for the
+/// batch) and the new ones are mapped for the task, when the batch is full,
+/// the next install is elsewhere, or the batch drops.
+pub struct RxBatch(ext::zcnet_mapdev_batch);
+
+impl RxBatch {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Self(ext::zcnet_mapdev_batch::default())
+    }
+}
+
+impl Default for RxBatch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for RxBatch {
+    fn drop(&mut self) {
+        // SAFETY: The batch is ours, filled only by the install helper; the
+        // helper takes the current task's mapping lock.
+        unsafe { ext::zcnet_helper_mapdev_flush(&mut self.0) };
+    }
 }
 
 /// Puts `page` at the page-aligned user address `uaddr` of the current task
-/// when it lies in a writable mapping of this device ([`MapDevice::install`]):
-/// `Ok(false)` when it does not.
-pub fn install_user(uaddr: usize, page: &PageRef) -> Result<bool> {
+/// when it lies in a writable mapping of this device ([`MapDevice::install`]),
+/// completed with `batch`: `Ok(false)` when it does not.
+pub fn install_user(uaddr: usize, page: &PageRef, batch: &mut RxBatch) -> Result<bool> {
     let p = page.clone().into_raw();
     // SAFETY: `p` is a reference of ours; the helper passes it to the driver
-    // when it returns 1 or an error, and leaves it to us on 0.
-    let r = unsafe { ext::zcnet_helper_mapdev_install(uaddr, p) };
+    // when it returns 1 or an error, and leaves it to us on 0; `batch` is
+    // ours and only the helpers touch it.
+    let r = unsafe { ext::zcnet_helper_mapdev_install(uaddr, p, &mut batch.0) };
     match r {
         0 => {
             // SAFETY: Still ours (see above); `p` is not null (from a `PageRef`).
@@ -164,6 +197,7 @@ impl<T: MapDevice> Registration<T> {
         mkwrite: Some(Self::mkwrite_cb),
         grab: Some(Self::grab_cb),
         install: Some(Self::install_cb),
+        map_range: Some(Self::map_range_cb),
     };
 
     /// Registers `/dev/NAME` (one device per module).
@@ -270,7 +304,7 @@ impl<T: MapDevice> Registration<T> {
         priv_: *mut ffi::c_void,
         idx: ffi::c_ulong,
         page: *mut bindings::page,
-        at: *mut ffi::c_void,
+        old: *mut *mut bindings::page,
     ) -> ffi::c_long {
         let Some(p) = NonNull::new(page) else {
             return EINVAL.to_errno() as ffi::c_long;
@@ -279,11 +313,32 @@ impl<T: MapDevice> Registration<T> {
         let page = unsafe { PageRef::from_raw(p) };
         // SAFETY: The mapping being looked up holds the file, so the state lives.
         let r = unsafe { <Pin<KBox<T::Region>> as ForeignOwnable>::borrow(priv_) };
-        // INVARIANT: The caller's install is in progress, its lock held.
-        match T::install(&r, idx, page, MapAt(at)) {
-            Ok(()) => 1,
+        match T::install(&r, idx, page) {
+            Ok(o) => {
+                // SAFETY: `old` is writable; the old page's reference passes
+                // to the caller, who zaps the page before it lets it go.
+                unsafe { *old = o.into_raw() };
+                1
+            }
             Err(e) => e.to_errno() as ffi::c_long,
         }
+    }
+
+    /// # Safety
+    ///
+    /// The C side calls it while completing a batch, with the task's mapping
+    /// lock held, the file (and so the state) held, and `at` the batch's
+    /// place.
+    unsafe extern "C" fn map_range_cb(
+        priv_: *mut ffi::c_void,
+        idx: ffi::c_ulong,
+        n: ffi::c_ulong,
+        at: *mut ffi::c_void,
+    ) {
+        // SAFETY: The batch holds the file, so the state lives.
+        let r = unsafe { <Pin<KBox<T::Region>> as ForeignOwnable>::borrow(priv_) };
+        // INVARIANT: The caller's batch is being completed, its lock held.
+        T::map_range(&r, idx, n, MapAt(at));
     }
 }
 
