@@ -230,6 +230,20 @@ void zcnet_helper_mapdev_zap(void *map, unsigned long idx, unsigned long n)
 			    (loff_t)n << PAGE_SHIFT, 1);
 }
 
+/* The mapping of this device at user address uaddr of mm (its mapping lock
+ * held), its file's state and the page index there; NULL when there is none. */
+static struct zcnet_mapdev_file *zcnet_mapdev_at_addr(struct mm_struct *mm, unsigned long uaddr,
+						      struct vm_area_struct **vmap,
+						      unsigned long *idx)
+{
+	struct vm_area_struct *vma = vma_lookup(mm, uaddr);
+
+	if (!vma || vma->vm_ops != &zcnet_mapdev_vm_ops)
+		return NULL;
+	*vmap = vma;
+	return zcnet_mapdev_of(vma, vma->vm_pgoff + ((uaddr - vma->vm_start) >> PAGE_SHIFT), idx);
+}
+
 long zcnet_helper_mapdev_grab(unsigned long uaddr, unsigned long max, struct page **pages)
 {
 	struct mm_struct *mm = current->mm;
@@ -241,10 +255,7 @@ long zcnet_helper_mapdev_grab(unsigned long uaddr, unsigned long max, struct pag
 	if (!mm || !max || offset_in_page(uaddr))
 		return 0;
 	mmap_read_lock(mm);
-	vma = vma_lookup(mm, uaddr);
-	if (!vma || vma->vm_ops != &zcnet_mapdev_vm_ops)
-		goto out;
-	f = zcnet_mapdev_of(vma, vma->vm_pgoff + ((uaddr - vma->vm_start) >> PAGE_SHIFT), &idx);
+	f = zcnet_mapdev_at_addr(mm, uaddr, &vma, &idx);
 	if (!f)
 		goto out;
 	n = min(max, (vma->vm_end - uaddr) >> PAGE_SHIFT);
@@ -259,9 +270,9 @@ out:
 /* Completes b's installs; the task's mapping lock held for reading. */
 static void zcnet_mapdev_flush_locked(struct mm_struct *mm, struct zcnet_mapdev_batch *b)
 {
-	struct zcnet_mapdev_file *f;
+	struct zcnet_mapdev_file *f, *now;
 	struct vm_area_struct *vma;
-	unsigned long i;
+	unsigned long i, idx;
 
 	if (!b->n)
 		return;
@@ -272,10 +283,8 @@ static void zcnet_mapdev_flush_locked(struct mm_struct *mm, struct zcnet_mapdev_
 		put_page(b->old[i]);
 	/* The new pages, for the installing task at once (no read fault),
 	 * where the mapping is still the one the installs went through. */
-	vma = vma_lookup(mm, b->uaddr);
-	if (vma && vma->vm_file == b->file && vma->vm_ops == &zcnet_mapdev_vm_ops &&
-	    b->uaddr + (b->n << PAGE_SHIFT) <= vma->vm_end &&
-	    vma->vm_pgoff + ((b->uaddr - vma->vm_start) >> PAGE_SHIFT) == f->base + b->idx) {
+	now = zcnet_mapdev_at_addr(mm, b->uaddr, &vma, &idx);
+	if (now == f && idx == b->idx && b->uaddr + (b->n << PAGE_SHIFT) <= vma->vm_end) {
 		struct zcnet_mapdev_at at = { .vma = vma, .addr = b->uaddr };
 
 		zcnet_mapdev_ops->map_range(f->priv, b->idx, b->n, &at);
@@ -309,11 +318,8 @@ long zcnet_helper_mapdev_install(unsigned long uaddr, struct page *page,
 	if (!mm || offset_in_page(uaddr))
 		return 0;
 	mmap_read_lock(mm);
-	vma = vma_lookup(mm, uaddr);
-	if (!vma || vma->vm_ops != &zcnet_mapdev_vm_ops || !(vma->vm_flags & VM_WRITE))
-		goto out;
-	f = zcnet_mapdev_of(vma, vma->vm_pgoff + ((uaddr - vma->vm_start) >> PAGE_SHIFT), &idx);
-	if (!f)
+	f = zcnet_mapdev_at_addr(mm, uaddr, &vma, &idx);
+	if (!f || !(vma->vm_flags & VM_WRITE))
 		goto out;
 	if (b->n && (b->n == ZCNET_MAPDEV_BATCH || b->file != vma->vm_file ||
 		     idx != b->idx + b->n || uaddr != b->uaddr + (b->n << PAGE_SHIFT)))
