@@ -91,9 +91,7 @@ impl MapDevice for Regions {
     fn map_range(r: &Region, idx: usize, n: usize, at: MapAt) {
         let pages = r.pages.lock();
         // Read-only: a write asks first (`mkwrite`).
-        for (i, p) in pages.iter().skip(idx).take(n).enumerate() {
-            at.map(i, p);
-        }
+        at.map(pages.iter().skip(idx).take(n));
     }
 }
 

@@ -88,12 +88,46 @@ struct zcnet_mapdev_at {
 	unsigned long addr;
 };
 
-void zcnet_helper_mapdev_insert_at(void *p, unsigned long i, unsigned long pfn)
+struct zcnet_mapdev_fill {
+	struct mm_struct *mm;
+	pgprot_t prot;
+	const unsigned long *pfn;
+	unsigned long i;
+};
+
+/* apply_to_page_range()'s step, under the page table lock: what
+ * insert_pfn() does for a PTE nobody has filled meanwhile. */
+static int zcnet_mapdev_fill_pte(pte_t *pte, unsigned long addr, void *data)
+{
+	struct zcnet_mapdev_fill *d = data;
+	unsigned long pfn = d->pfn[d->i++];
+
+	if (pte_none(ptep_get(pte)))
+		set_pte_at(d->mm, addr, pte, pte_mkspecial(pfn_pte(pfn, d->prot)));
+	return 0;
+}
+
+void zcnet_helper_mapdev_insert_at(void *p, const unsigned long *pfns, unsigned long n)
 {
 	struct zcnet_mapdev_at *at = p;
+	/*
+	 * Read-only: vm_page_prot asks (pfn_mkwrite) before a write. One walk
+	 * and one page table lock for the range, and no PAT lookup per page
+	 * (vmf_insert_pfn_prot's): the pages are order-0 kernel pages from
+	 * skbs or the driver's own allocations, write-back memory as
+	 * vm_page_prot says (only set_memory_uc/wc() give RAM another type,
+	 * and such pages are not network buffers). A failed page table
+	 * allocation leaves the rest to fault in.
+	 */
+	struct zcnet_mapdev_fill d = {
+		.mm = at->vma->vm_mm,
+		.prot = at->vma->vm_page_prot,
+		.pfn = pfns,
+	};
 
-	/* Read-only: vm_page_prot asks (pfn_mkwrite) before a write. */
-	vmf_insert_pfn_prot(at->vma, at->addr + (i << PAGE_SHIFT), pfn, at->vma->vm_page_prot);
+	if (at->addr + (n << PAGE_SHIFT) > at->vma->vm_end)
+		return;
+	apply_to_page_range(d.mm, at->addr, n << PAGE_SHIFT, zcnet_mapdev_fill_pte, &d);
 }
 
 static vm_fault_t zcnet_mapdev_pfn_mkwrite(struct vm_fault *vmf)
@@ -267,73 +301,101 @@ out:
 	return got;
 }
 
-/* Completes b's installs; the task's mapping lock held for reading. */
-static void zcnet_mapdev_flush_locked(struct mm_struct *mm, struct zcnet_mapdev_batch *b)
+/* Completes b's installs (see struct zcnet_mapdev_batch). */
+static void zcnet_mapdev_flush(struct zcnet_mapdev_batch *b)
 {
+	struct mm_struct *mm = current->mm;
 	struct zcnet_mapdev_file *f, *now;
 	struct vm_area_struct *vma;
 	unsigned long i, idx;
 
 	if (!b->n)
 		return;
-	f = b->file->private_data;
+	f = b->dfile->private_data;
 	/* Out of every mapping first: no mapping may point at a freed page. */
 	zcnet_helper_mapdev_zap(f, b->idx, b->n);
 	for (i = 0; i < b->n; i++)
 		put_page(b->old[i]);
 	/* The new pages, for the installing task at once (no read fault),
 	 * where the mapping is still the one the installs went through. */
+	mmap_read_lock(mm);
 	now = zcnet_mapdev_at_addr(mm, b->uaddr, &vma, &idx);
 	if (now == f && idx == b->idx && b->uaddr + (b->n << PAGE_SHIFT) <= vma->vm_end) {
 		struct zcnet_mapdev_at at = { .vma = vma, .addr = b->uaddr };
 
 		zcnet_mapdev_ops->map_range(f->priv, b->idx, b->n, &at);
 	}
-	fput(b->file);
-	b->file = NULL;
+	mmap_read_unlock(mm);
 	b->n = 0;
 }
 
-void zcnet_helper_mapdev_flush(struct zcnet_mapdev_batch *b)
+void zcnet_helper_mapdev_batch_end(struct zcnet_mapdev_batch *b)
+{
+	zcnet_mapdev_flush(b);
+	if (b->dfile)
+		fput(b->dfile);
+	b->dfile = NULL;
+	b->dlo = b->dhi = 0;
+}
+
+/*
+ * Looks up the mapping at uaddr for b's installs (the pending ones
+ * completed first): the whole mapping, [dlo, dhi), is remembered, with its
+ * file held when it is a writable mapping of this device, so that the
+ * following pages of a receive need neither the mapping lock nor a lookup.
+ * A mapping replaced meanwhile by another thread of the task keeps getting
+ * the pages (its file is held): they land in the region the buffer was in
+ * when the receive reached it, as a copy would have written them there.
+ */
+static void zcnet_mapdev_dest(struct zcnet_mapdev_batch *b, unsigned long uaddr)
 {
 	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	struct zcnet_mapdev_file *f;
+	unsigned long idx;
 
-	if (!b->n)
+	zcnet_helper_mapdev_batch_end(b);
+	if (!mm)
 		return;
 	mmap_read_lock(mm);
-	zcnet_mapdev_flush_locked(mm, b);
+	vma = vma_lookup(mm, uaddr);
+	if (vma) {
+		b->dlo = vma->vm_start;
+		b->dhi = vma->vm_end;
+		f = zcnet_mapdev_at_addr(mm, vma->vm_start, &vma, &idx);
+		if (f && (vma->vm_flags & VM_WRITE) && idx + vma_pages(vma) <= f->npages) {
+			b->dfile = get_file(vma->vm_file);
+			b->didx = idx;
+		}
+	}
 	mmap_read_unlock(mm);
 }
 
 long zcnet_helper_mapdev_install(unsigned long uaddr, struct page *page,
 				 struct zcnet_mapdev_batch *b)
 {
-	struct mm_struct *mm = current->mm;
 	struct zcnet_mapdev_file *f;
-	struct vm_area_struct *vma;
 	struct page *old = NULL;
 	unsigned long idx;
-	long r = 0;
+	long r;
 
-	if (!mm || offset_in_page(uaddr))
+	if (offset_in_page(uaddr))
 		return 0;
-	mmap_read_lock(mm);
-	f = zcnet_mapdev_at_addr(mm, uaddr, &vma, &idx);
-	if (!f || !(vma->vm_flags & VM_WRITE))
-		goto out;
-	if (b->n && (b->n == ZCNET_MAPDEV_BATCH || b->file != vma->vm_file ||
-		     idx != b->idx + b->n || uaddr != b->uaddr + (b->n << PAGE_SHIFT)))
-		zcnet_mapdev_flush_locked(mm, b);
+	if (uaddr < b->dlo || uaddr >= b->dhi)
+		zcnet_mapdev_dest(b, uaddr);
+	if (!b->dfile)
+		return 0;
+	f = b->dfile->private_data;
+	idx = b->didx + ((uaddr - b->dlo) >> PAGE_SHIFT);
+	if (b->n && (b->n == ZCNET_MAPDEV_BATCH || idx != b->idx + b->n))
+		zcnet_mapdev_flush(b);
 	r = zcnet_mapdev_ops->install(f->priv, idx, page, &old);
 	if (r > 0 && old) {
 		if (!b->n) {
-			b->file = get_file(vma->vm_file);
 			b->uaddr = uaddr;
 			b->idx = idx;
 		}
 		b->old[b->n++] = old;
 	}
-out:
-	mmap_read_unlock(mm);
 	return r;
 }

@@ -37,8 +37,8 @@ struct zcnet_mapdev_ops {
 	 * out of every mapping before letting it go): 1, or -errno (page's
 	 * reference then dropped by the driver). */
 	long (*install)(void *priv, unsigned long idx, struct page *page, struct page **old);
-	/* Map pages idx..idx+n with zcnet_helper_mapdev_insert_at(at, i, pfn)
-	 * under the driver's lock (the pages it has there now). */
+	/* Map pages idx..idx+n with one zcnet_helper_mapdev_insert_at(at,
+	 * pfns, n) under the driver's lock (the pages it has there now). */
 	void (*map_range)(void *priv, unsigned long idx, unsigned long n, void *at);
 };
 
@@ -62,10 +62,11 @@ long zcnet_helper_mapdev_grab(unsigned long uaddr, unsigned long max, struct pag
 /* Maps pfn at the faulting address: writable when `write`, else read-only.
  * The vm_fault_t for the fault handler to return. */
 unsigned int zcnet_helper_mapdev_insert(void *vmf, unsigned long pfn, bool write);
-/* Maps pfn read-only at page i of map_range()'s `at` (the installing task's
- * own mapping, its mapping lock held), where nothing is mapped: its next read
- * does not fault. Nothing happens when something is mapped there. */
-void zcnet_helper_mapdev_insert_at(void *at, unsigned long i, unsigned long pfn);
+/* Maps pfns[0..n] read-only as the pages of map_range()'s `at` (the
+ * installing task's own mapping, its mapping lock held; n at most the
+ * range's), each where nothing is mapped: the task's next read does not
+ * fault. A page where something is mapped stays as it is. */
+void zcnet_helper_mapdev_insert_at(void *at, const unsigned long *pfns, unsigned long n);
 
 /* Pages a batch of installs holds at most. */
 #define ZCNET_MAPDEV_BATCH 16
@@ -73,14 +74,19 @@ void zcnet_helper_mapdev_insert_at(void *at, unsigned long i, unsigned long pfn)
 /*
  * Installs in consecutive pages of one mapping, pending: the pages are the
  * driver's already, but the pages they replaced stay mapped (and held here)
- * until zcnet_helper_mapdev_flush() takes them out of every mapping at once,
- * one TLB flush for the batch, and maps the new ones for the installing task.
- * Zero-initialised; flushed before the caller returns to user space.
+ * until the batch completes: they leave every mapping at once, one TLB flush
+ * for the batch, and the new ones are mapped for the installing task. The
+ * batch also remembers the last mapping an install looked up, so that the
+ * following installs of a receive take no mapping lock. Zero-initialised;
+ * ended with zcnet_helper_mapdev_batch_end() before the caller returns to
+ * user space.
  */
 struct zcnet_mapdev_batch {
-	struct file *file;		/* held while pages are pending */
+	struct file *dfile;		/* [dlo, dhi)'s file, held; or NULL */
+	unsigned long dlo, dhi;		/* the mapping looked up last */
+	unsigned long didx;		/* dfile's page index at dlo */
 	unsigned long uaddr;		/* the user address of page idx */
-	unsigned long idx, n;
+	unsigned long idx, n;		/* pending installs */
 	struct page *old[ZCNET_MAPDEV_BATCH];
 };
 
@@ -88,12 +94,14 @@ struct zcnet_mapdev_batch {
  * Puts `page` (the caller's reference passes to the driver on success) at
  * the page-aligned user address uaddr of the current task when it lies in a
  * writable mapping of this device, in place of the page there, pending in
- * batch b (flushed first when full or not contiguous): 1, 0 when uaddr is
- * not in such a mapping (the reference stays the caller's), or -errno.
+ * batch b (completed first when full or not contiguous): 1, 0 when uaddr is
+ * not in such a mapping (the reference stays the caller's), or -errno. May
+ * sleep.
  */
 long zcnet_helper_mapdev_install(unsigned long uaddr, struct page *page,
 				 struct zcnet_mapdev_batch *b);
-/* Completes b's installs (see struct zcnet_mapdev_batch); may sleep. */
-void zcnet_helper_mapdev_flush(struct zcnet_mapdev_batch *b);
+/* Completes b's installs (see struct zcnet_mapdev_batch) and lets its
+ * mapping go; may sleep. */
+void zcnet_helper_mapdev_batch_end(struct zcnet_mapdev_batch *b);
 
 #endif

@@ -68,16 +68,27 @@ impl Fault {
 pub struct MapAt(*mut ffi::c_void);
 
 impl MapAt {
-    /// Maps `page` read-only as page `i` of the range, where nothing is
+    /// Maps `pages` read-only as the range's pages, in order (at most
+    /// [`RX_BATCH`], and no more than the range has), each where nothing is
     /// mapped, so that the task's next read of it does not fault; call it
-    /// under the lock that keeps the page in the region.
-    pub fn map(&self, i: usize, page: &PageRef) {
+    /// under the lock that keeps the pages in the region.
+    pub fn map<'a>(&self, pages: impl Iterator<Item = &'a PageRef>) {
+        let mut pfns = [0usize; RX_BATCH];
+        let mut n = 0;
+        for (slot, page) in pfns.iter_mut().zip(pages) {
+            *slot = page.pfn();
+            n += 1;
+        }
         // SAFETY: By the type invariant the batch is being completed with
-        // the mapping lock held; the driver holds `page` while it may be
-        // mapped.
-        unsafe { ext::zcnet_helper_mapdev_insert_at(self.0, i, page.pfn()) }
+        // the mapping lock held; `pfns[..n]` are pages the driver holds while
+        // they may be mapped (mappings take no reference), and `n` is at
+        // most the range's length (the caller's `n`).
+        unsafe { ext::zcnet_helper_mapdev_insert_at(self.0, pfns.as_ptr(), n) }
     }
 }
+
+/// Pages one [`RxBatch`] completes at once, and [`MapAt::map`] maps at most.
+pub const RX_BATCH: usize = ext::ZCNET_MAPDEV_BATCH as usize;
 
 /// A device of driver-owned shared mappings.
 pub trait MapDevice: Sync + 'static {
@@ -107,15 +118,17 @@ pub trait MapDevice: Sync + 'static {
     /// May sleep.
     fn install(r: &Self::Region, idx: usize, page: PageRef) -> Result<PageRef>;
 
-    /// Maps the pages at `idx..idx + n` with [`MapAt::map`], for the task
-    /// that installed them. May sleep.
+    /// Maps the pages at `idx..idx + n` (`n` at most [`RX_BATCH`]) with one
+    /// [`MapAt::map`], for the task that installed them. May sleep.
     fn map_range(r: &Self::Region, idx: usize, n: usize, at: MapAt);
 }
 
 /// Installs by [`install_user`] in consecutive pages, completed together:
 /// the replaced pages leave every mapping at once (one TLB flush for the
 /// batch) and the new ones are mapped for the task, when the batch is full,
-/// the next install is elsewhere, or the batch drops.
+/// the next install is elsewhere, or the batch drops. It remembers the
+/// mapping it installed in last (and holds its file), so that the following
+/// pages of one receive take no mapping lock.
 pub struct RxBatch(ext::zcnet_mapdev_batch);
 
 impl RxBatch {
@@ -133,9 +146,10 @@ impl Default for RxBatch {
 
 impl Drop for RxBatch {
     fn drop(&mut self) {
-        // SAFETY: The batch is ours, filled only by the install helper; the
-        // helper takes the current task's mapping lock.
-        unsafe { ext::zcnet_helper_mapdev_flush(&mut self.0) };
+        // SAFETY: The batch is ours, filled only by the install helper, in
+        // this task (the batch does not leave the receive call); the helper
+        // takes the task's mapping lock.
+        unsafe { ext::zcnet_helper_mapdev_batch_end(&mut self.0) };
     }
 }
 
