@@ -124,6 +124,7 @@ guest zcfrag-badinput virtio2
 guest zcfrag-unload veth
 guest zcfrag-unload virtio2
 guest zcfrag-review veth
+guest zcfrag-native virtio2
 guest zcsock veth
 guest zcsock virtio2
 # The paper's Table 1 at a fifth of its size (the documented run used 100000:

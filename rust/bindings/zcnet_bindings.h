@@ -33,5 +33,6 @@
 #include "../helpers/tcp_ulp.h"
 #include "../helpers/timer.h"
 #include "../helpers/tx_frag.h"
+#include "../helpers/vnet.h"
 #include "../../include/uapi/zcnet/zcfrag.h"
 #include "../../include/uapi/zcnet/zcsock.h"

@@ -9,7 +9,11 @@
 //! `mtu`, `flags` and `type` want `READ_ONCE` anyway.
 
 use super::ext;
-use kernel::{bindings, types::Opaque};
+use kernel::{
+    bindings,
+    sync::atomic::{Atomic, Relaxed},
+    types::Opaque,
+};
 
 /// A network device, borrowed for the duration of a callback.
 ///
@@ -101,5 +105,68 @@ impl NetDevice {
     pub fn reserved_headroom(&self) -> u32 {
         // SAFETY: By the type invariant the device is valid.
         unsafe { ext::zcnet_helper_ll_reserved_space(self.as_raw()) }
+    }
+}
+
+/// Standard device statistics (`ip -s link`): relaxed atomic counters, all
+/// zero a valid value (as `alloc_netdev` leaves a private area).
+pub struct DevStats {
+    rx_packets: Atomic<u64>,
+    rx_bytes: Atomic<u64>,
+    rx_dropped: Atomic<u64>,
+    tx_packets: Atomic<u64>,
+    tx_bytes: Atomic<u64>,
+    tx_dropped: Atomic<u64>,
+}
+
+impl DevStats {
+    /// All zero.
+    pub const fn new() -> Self {
+        Self {
+            rx_packets: Atomic::new(0),
+            rx_bytes: Atomic::new(0),
+            rx_dropped: Atomic::new(0),
+            tx_packets: Atomic::new(0),
+            tx_bytes: Atomic::new(0),
+            tx_dropped: Atomic::new(0),
+        }
+    }
+
+    /// Counts a packet of `bytes` received.
+    pub fn rx(&self, bytes: u64) {
+        self.rx_packets.add(1, Relaxed);
+        self.rx_bytes.add(bytes, Relaxed);
+    }
+
+    /// Counts a packet dropped on receive.
+    pub fn rx_drop(&self) {
+        self.rx_dropped.add(1, Relaxed);
+    }
+
+    /// Counts `frames` frames of `bytes` in all sent.
+    pub fn tx(&self, frames: u64, bytes: u64) {
+        self.tx_packets.add(frames, Relaxed);
+        self.tx_bytes.add(bytes, Relaxed);
+    }
+
+    /// Counts a packet dropped on transmit.
+    pub fn tx_drop(&self) {
+        self.tx_dropped.add(1, Relaxed);
+    }
+
+    /// Fills `ndo_get_stats64`'s statistics.
+    pub(crate) fn fill(&self, s: &mut ext::rtnl_link_stats64) {
+        s.rx_packets = self.rx_packets.load(Relaxed);
+        s.rx_bytes = self.rx_bytes.load(Relaxed);
+        s.rx_dropped = self.rx_dropped.load(Relaxed);
+        s.tx_packets = self.tx_packets.load(Relaxed);
+        s.tx_bytes = self.tx_bytes.load(Relaxed);
+        s.tx_dropped = self.tx_dropped.load(Relaxed);
+    }
+}
+
+impl Default for DevStats {
+    fn default() -> Self {
+        Self::new()
     }
 }

@@ -105,6 +105,11 @@ impl<const N: usize> Drop for PageRing<N> {
 }
 
 impl RxPage {
+    /// The raw pointer; the reference stays with `self`.
+    pub(crate) fn as_raw(&self) -> *mut bindings::page {
+        self.0.as_ptr()
+    }
+
     /// Gives up the page reference without putting it (the caller takes it).
     pub(crate) fn into_raw(self) -> *mut bindings::page {
         let p = self.0.as_ptr();

@@ -15,7 +15,7 @@
 //! C models: `drivers/net/macvlan.c`, `drivers/net/ipvlan/`.
 
 use super::ext;
-use super::netdev::NetDevice;
+use super::netdev::{DevStats, NetDevice};
 use super::rtnl::{self, ExtAck};
 use super::skbuff::{SkBuff, SkbChain};
 use super::text::TextBuf;
@@ -25,7 +25,7 @@ use kernel::{
     error::{from_result, VTABLE_DEFAULT_ERROR},
     ffi,
     prelude::*,
-    sync::atomic::{Acquire, Atomic, Relaxed, Release},
+    sync::atomic::{Acquire, Atomic, Release},
     types::{ForeignOwnable, Opaque},
     uaccess::UserPtr,
 };
@@ -57,8 +57,7 @@ impl Ctx<'_> {
         // SAFETY: `dev` and `stats` belong to the registered stacked device
         // the context was made for, valid for the callback's duration.
         let (dev, stats) = unsafe { (NetDevice::from_raw(self.dev), &*self.stats) };
-        stats.rx_packets.add(1, Relaxed);
-        stats.rx_bytes.add(u64::from(skb.len()), Relaxed);
+        stats.rx(u64::from(skb.len()));
         skb.receive(dev);
     }
 
@@ -235,18 +234,6 @@ pub struct TxResult {
     pub bytes: u64,
     /// Whether the packet was dropped.
     pub dropped: bool,
-}
-
-/// Standard device statistics (`ip -s link`).
-///
-/// Zeroed by `alloc_netdev` with the rest of the private area.
-struct DevStats {
-    rx_packets: Atomic<u64>,
-    rx_bytes: Atomic<u64>,
-    rx_dropped: Atomic<u64>,
-    tx_packets: Atomic<u64>,
-    tx_bytes: Atomic<u64>,
-    tx_dropped: Atomic<u64>,
 }
 
 /// The `netdev_priv` area of a stacked device.
@@ -788,7 +775,7 @@ impl<T: Stacked> Adapter<T> {
         // SAFETY: See above: `upper` is valid for the duration of the handler.
         let dev = unsafe { NetDevice::from_raw(upper) };
         if !dev.is_up() {
-            p.stats.rx_dropped.add(1, Relaxed);
+            p.stats.rx_drop();
             drop(skb);
             return ext::rx_handler_result_RX_HANDLER_CONSUMED;
         }
@@ -798,8 +785,7 @@ impl<T: Stacked> Adapter<T> {
         let ctx = p.ctx(upper);
         match state.rx(skb, dev, &ctx) {
             Rx::Pass(mut skb) => {
-                p.stats.rx_packets.add(1, Relaxed);
-                p.stats.rx_bytes.add(u64::from(skb.len()), Relaxed);
+                p.stats.rx(u64::from(skb.len()));
                 skb.set_dev(dev);
                 // SAFETY: The core continues with `*pskb` on ANOTHER.
                 unsafe { *pskb = skb.into_raw() };
@@ -848,10 +834,9 @@ impl<T: Stacked> Adapter<T> {
         let ctx = p.ctx(dev);
         let r = state.xmit(skb, lower, &ctx);
         if r.dropped {
-            p.stats.tx_dropped.add(1, Relaxed);
+            p.stats.tx_drop();
         } else {
-            p.stats.tx_packets.add(r.frames, Relaxed);
-            p.stats.tx_bytes.add(r.bytes, Relaxed);
+            p.stats.tx(r.frames, r.bytes);
         }
         ext::netdev_tx_NETDEV_TX_OK
     }
@@ -876,15 +861,7 @@ impl<T: Stacked> Adapter<T> {
         s: *mut ext::rtnl_link_stats64,
     ) {
         // SAFETY: `dev` is of kind `T`; `s` is valid for writes.
-        unsafe {
-            let st = &priv_of::<T>(dev).stats;
-            (*s).rx_packets = st.rx_packets.load(Relaxed);
-            (*s).rx_bytes = st.rx_bytes.load(Relaxed);
-            (*s).rx_dropped = st.rx_dropped.load(Relaxed);
-            (*s).tx_packets = st.tx_packets.load(Relaxed);
-            (*s).tx_bytes = st.tx_bytes.load(Relaxed);
-            (*s).tx_dropped = st.tx_dropped.load(Relaxed);
-        }
+        unsafe { priv_of::<T>(dev).stats.fill(&mut *s) };
     }
 
     /// `ethtool -i`.

@@ -3,7 +3,8 @@
  * This module's copy of the zcnet C helpers its layer files call
  * (rust/helpers/): bh.rs bh.c; netdev.rs netdev.c; page.rs page.c and
  * page_reuse.c; skbuff.rs skbuff.c, tx_frag.c and page_skb.c; stacked.rs
- * rtnl.c and timer.c besides.
+ * rtnl.c and timer.c besides;
+ * vnet.rs vnet.c.
  */
 #include "../../../rust/helpers/bh.c"
 #include "../../../rust/helpers/netdev.c"
@@ -14,3 +15,4 @@
 #include "../../../rust/helpers/skbuff.c"
 #include "../../../rust/helpers/timer.c"
 #include "../../../rust/helpers/tx_frag.c"
+#include "../../../rust/helpers/vnet.c"

@@ -41,6 +41,7 @@ mod zcnet {
     pub mod stacked;
     pub mod text;
     pub mod uapi;
+    pub mod vnet;
 }
 
 #[path = "../../../rust/wire/mod.rs"]
@@ -92,6 +93,7 @@ mod admit;
 mod config;
 mod counters;
 mod device;
+mod native;
 mod rx;
 mod tx;
 
@@ -99,6 +101,7 @@ mod tx;
 struct Module {
     #[pin]
     kind: stacked::Registration<ZcFrag>,
+    native: zcnet::vnet::Registration<native::Native>,
 }
 
 impl kernel::InPlaceModule for Module {
@@ -109,6 +112,7 @@ impl kernel::InPlaceModule for Module {
         );
         try_pin_init!(Self {
             kind <- stacked::Registration::register(),
+            native: zcnet::vnet::Registration::register()?,
         })
     }
 }

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A virtio-net device driven by a zcnet front end (rust/zcnet/vnet.rs): the
+ * virtio driver registration, the net_device, the two virtqueues and the
+ * NAPI context that glue them, with the front end's callbacks for what the
+ * datapath does. The front end binds only the devices named in the module
+ * parameter `devices` (virtioN names or MAC addresses), so that loading the
+ * module takes no NIC away from virtio_net by surprise.
+ */
+#ifndef ZCNET_HELPERS_VNET_H
+#define ZCNET_HELPERS_VNET_H
+
+#include <linux/types.h>
+
+struct net_device;
+struct page;
+struct rtnl_link_stats64;
+struct sk_buff;
+struct virtqueue;
+struct zcnet_vnet;
+
+/* Bytes of the virtio-net header in front of every frame (virtio 1.0). */
+#define ZCNET_VNET_HDR_LEN 12
+
+/* The front end's callbacks; `state` is what probe() returned. */
+struct zcnet_vnet_ops {
+	/* A device was bound: the front end's state, or an ERR_PTR. The
+	 * device is not registered yet. May sleep. */
+	void *(*probe)(struct zcnet_vnet *vn);
+	/* The device is reset and unregistered: nothing calls the front end
+	 * for it again and the device owns none of its buffers any more. */
+	void (*remove)(void *state);
+	/* ndo_open (RTNL held): post receive buffers; or -errno. */
+	int (*open)(void *state);
+	/* ndo_start_xmit: the skb is the front end's; `more`: another one
+	 * follows at once (kick later). NETDEV_TX_OK or NETDEV_TX_BUSY
+	 * (the skb then stays the caller's and the queue is stopped). */
+	int (*xmit)(void *state, struct sk_buff *skb, bool more);
+	/* The NAPI poll: transmit completions, then up to `budget` received
+	 * frames; how many of those. */
+	int (*poll)(void *state, int budget);
+	/* ndo_get_stats64 */
+	void (*stats)(void *state, struct rtnl_link_stats64 *s);
+};
+
+/* Registers the virtio driver NAME (one per module). */
+int zcnet_helper_vnet_register(const char *name, const struct zcnet_vnet_ops *ops);
+void zcnet_helper_vnet_unregister(void);
+
+/* The device's net_device and the size of its rings. */
+struct net_device *zcnet_helper_vnet_netdev(struct zcnet_vnet *vn);
+unsigned int zcnet_helper_vnet_rx_size(struct zcnet_vnet *vn);
+unsigned int zcnet_helper_vnet_tx_size(struct zcnet_vnet *vn);
+/* The largest MTU the front end's receive chains hold. */
+void zcnet_helper_vnet_set_max_mtu(struct zcnet_vnet *vn, unsigned int max);
+
+/*
+ * Posts one receive chain: `hdr_len` bytes at `hdr` (the virtio-net header
+ * and the frame's first bytes), then `page_len` bytes of `page` from
+ * `page_off`; `token` (non-zero) comes back from get_rx. 0 or -errno
+ * (-ENOSPC: the ring is full). The memory must stay valid until the chain
+ * comes back or the device is reset.
+ */
+int zcnet_helper_vnet_post_rx(struct zcnet_vnet *vn, void *hdr, unsigned int hdr_len,
+			      struct page *page, unsigned int page_off,
+			      unsigned int page_len, unsigned long token);
+/* A used receive chain's token and the bytes the device wrote; 0: none. */
+unsigned long zcnet_helper_vnet_get_rx(struct zcnet_vnet *vn, unsigned int *len);
+/*
+ * Posts skb for transmit behind a zeroed virtio-net header pushed into its
+ * headroom (made when there is none): its head and fragments as they are,
+ * no copy. `token` (non-zero) comes back from get_tx. 0 or -errno (-ENOSPC:
+ * the ring is full; -ENOMEM: no headroom); the skb stays the caller's.
+ */
+int zcnet_helper_vnet_post_tx(struct zcnet_vnet *vn, struct sk_buff *skb, unsigned long token);
+/* A completed transmit's token; 0: none. */
+unsigned long zcnet_helper_vnet_get_tx(struct zcnet_vnet *vn);
+/* Descriptors free in the transmit ring. */
+unsigned int zcnet_helper_vnet_tx_free(struct zcnet_vnet *vn);
+/* Notifies the device of new buffers in the ring when it wants to be. */
+void zcnet_helper_vnet_kick_rx(struct zcnet_vnet *vn);
+void zcnet_helper_vnet_kick_tx(struct zcnet_vnet *vn);
+/*
+ * A received frame: head_len bytes at head (the Ethernet header first,
+ * copied into the skb's head), then page_len bytes of page from offset 0 as
+ * its fragment (the page reference passes to the skb; put when unused or on
+ * failure). NULL when memory is short or the head is shorter than an
+ * Ethernet header.
+ */
+struct sk_buff *zcnet_helper_vnet_rx_skb(struct zcnet_vnet *vn, const void *head,
+					 unsigned int head_len, struct page *page,
+					 unsigned int page_len);
+/* The received frame skb to the stack through NAPI (GRO). */
+void zcnet_helper_vnet_receive(struct zcnet_vnet *vn, struct sk_buff *skb);
+/* Transmit queue flow control and byte queue limits. */
+void zcnet_helper_vnet_tx_stop(struct zcnet_vnet *vn);
+void zcnet_helper_vnet_tx_wake(struct zcnet_vnet *vn);
+/* Counts bytes queued to the device (BQL): whether to kick it now (no more
+ * frames follow at once, or the queue must stop). */
+bool zcnet_helper_vnet_tx_sent(struct zcnet_vnet *vn, unsigned int bytes, bool more);
+void zcnet_helper_vnet_tx_completed(struct zcnet_vnet *vn, unsigned int pkts, unsigned int bytes);
+
+#endif /* ZCNET_HELPERS_VNET_H */
