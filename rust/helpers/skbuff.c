@@ -24,6 +24,22 @@ void zcnet_helper_kfree_skb(struct sk_buff *skb)
 	kfree_skb(skb);
 }
 
+bool zcnet_helper_skb_payload_frag(struct sk_buff *skb, unsigned int from, struct page **page,
+				   unsigned int *off, unsigned int *len)
+{
+	const skb_frag_t *f;
+
+	if (skb_headlen(skb) != from || skb_shinfo(skb)->nr_frags != 1 || skb_has_frag_list(skb))
+		return false;
+	f = &skb_shinfo(skb)->frags[0];
+	if (PageHighMem(skb_frag_page(f)) || skb_frag_size(f) != skb->len - from)
+		return false;
+	*page = skb_frag_page(f);
+	*off = skb_frag_off(f);
+	*len = skb_frag_size(f);
+	return true;
+}
+
 bool zcnet_helper_skb_may_pull(struct sk_buff *skb, unsigned int len)
 {
 	return pskb_may_pull(skb, len);

@@ -9,6 +9,7 @@
 #include <linux/types.h>
 
 struct net_device;
+struct page;
 struct sk_buff;
 
 /* skb_share_check(skb, GFP_ATOMIC): NULL when the clone failed (skb freed). */
@@ -51,5 +52,11 @@ bool zcnet_helper_skb_is_loopback(const struct sk_buff *skb);
 bool zcnet_helper_skb_for_host(const struct sk_buff *skb);
 /* skb_vlan_tag_present(skb): the frame carried a VLAN tag (offloaded). */
 bool zcnet_helper_skb_vlan_tagged(const struct sk_buff *skb);
+
+/* When the bytes from `from` on are exactly one lowmem page fragment (the
+ * linear part ends at `from`, one fragment, no frag list): true, with its
+ * page (no reference taken), offset and length. */
+bool zcnet_helper_skb_payload_frag(struct sk_buff *skb, unsigned int from, struct page **page,
+				   unsigned int *off, unsigned int *len);
 
 #endif /* ZCNET_HELPERS_SKBUFF_H */

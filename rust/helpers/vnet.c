@@ -19,6 +19,7 @@
 #include <linux/virtio_ids.h>
 #include <linux/virtio_net.h>
 
+#include "timer.h"
 #include "vnet.h"
 
 struct zcnet_vnet {
@@ -26,6 +27,8 @@ struct zcnet_vnet {
 	struct net_device *dev;
 	struct virtqueue *rvq, *svq;
 	struct napi_struct napi;
+	struct zcnet_timer *timer;	/* the front end's (ops->timer) */
+	bool dying;			/* being unbound */
 	void *state;			/* the front end's, from probe() */
 };
 
@@ -157,6 +160,24 @@ static void zcnet_vnet_ringparam(struct net_device *dev, struct ethtool_ringpara
 	ring->tx_max_pending = ring->tx_pending = virtqueue_get_vring_size(vn->svq);
 }
 
+static int zcnet_vnet_sset_count(struct net_device *dev, int sset)
+{
+	return sset == ETH_SS_STATS ? zcnet_vnet_ops->nstats : -EOPNOTSUPP;
+}
+
+static void zcnet_vnet_strings(struct net_device *dev, u32 sset, u8 *data)
+{
+	if (sset == ETH_SS_STATS)
+		zcnet_vnet_ops->stat_names(data);
+}
+
+static void zcnet_vnet_ethtool_stats(struct net_device *dev, struct ethtool_stats *st, u64 *data)
+{
+	struct zcnet_vnet *vn = netdev_priv(dev);
+
+	zcnet_vnet_ops->stat_values(vn->state, data);
+}
+
 static void zcnet_vnet_channels(struct net_device *dev, struct ethtool_channels *ch)
 {
 	ch->max_combined = ch->combined_count = 1;
@@ -167,7 +188,17 @@ static const struct ethtool_ops zcnet_vnet_ethtool_ops = {
 	.get_link = ethtool_op_get_link,
 	.get_ringparam = zcnet_vnet_ringparam,
 	.get_channels = zcnet_vnet_channels,
+	.get_sset_count = zcnet_vnet_sset_count,
+	.get_strings = zcnet_vnet_strings,
+	.get_ethtool_stats = zcnet_vnet_ethtool_stats,
 };
+
+static void zcnet_vnet_timer_fn(void *data)
+{
+	struct zcnet_vnet *vn = data;
+
+	zcnet_vnet_ops->timer(vn->state);
+}
 
 static int zcnet_vnet_probe(struct virtio_device *vdev)
 {
@@ -208,6 +239,12 @@ static int zcnet_vnet_probe(struct virtio_device *vdev)
 		goto free;
 	vn->rvq = vqs[0];
 	vn->svq = vqs[1];
+	vn->timer = zcnet_helper_timer_new(zcnet_vnet_timer_fn, vn);
+	if (!vn->timer) {
+		err = -ENOMEM;
+		vdev->config->del_vqs(vdev);
+		goto free;
+	}
 	netif_napi_add(dev, &vn->napi, zcnet_vnet_poll);
 	dev->netdev_ops = &zcnet_vnet_netdev_ops;
 	dev->ethtool_ops = &zcnet_vnet_ethtool_ops;
@@ -235,6 +272,7 @@ static int zcnet_vnet_probe(struct virtio_device *vdev)
 	return 0;
 del:
 	netif_napi_del(&vn->napi);
+	zcnet_helper_timer_free(vn->timer);
 	vdev->config->del_vqs(vdev);
 free:
 	free_netdev(dev);
@@ -245,13 +283,19 @@ static void zcnet_vnet_remove(struct virtio_device *vdev)
 {
 	struct zcnet_vnet *vn = vdev->priv;
 
-	/* Stopped first (ndo_stop: NAPI off, no transmit), then the device
-	 * gives every buffer back (reset) before the front end frees them. */
+	/* Marked first, so that transmit starts nothing new; stopped
+	 * (ndo_stop: NAPI off, no transmit) and the timer with it; the front
+	 * end's teardown; then the device gives every buffer back (reset)
+	 * before the front end frees them. */
+	WRITE_ONCE(vn->dying, true);
 	unregister_netdev(vn->dev);
+	zcnet_helper_timer_shutdown(vn->timer);
+	zcnet_vnet_ops->teardown(vn->state);
 	virtio_reset_device(vdev);
 	vdev->config->del_vqs(vdev);
 	zcnet_vnet_ops->remove(vn->state);
 	netif_napi_del(&vn->napi);
+	zcnet_helper_timer_free(vn->timer);
 	free_netdev(vn->dev);
 }
 
@@ -299,9 +343,20 @@ unsigned int zcnet_helper_vnet_tx_size(struct zcnet_vnet *vn)
 	return virtqueue_get_vring_size(vn->svq);
 }
 
-void zcnet_helper_vnet_set_max_mtu(struct zcnet_vnet *vn, unsigned int max)
+void zcnet_helper_vnet_set_mtu(struct zcnet_vnet *vn, unsigned int mtu, unsigned int max)
 {
 	vn->dev->max_mtu = max;
+	vn->dev->mtu = min(mtu, max);
+}
+
+void zcnet_helper_vnet_arm_timer(struct zcnet_vnet *vn, unsigned long delay_us)
+{
+	zcnet_helper_timer_arm(vn->timer, delay_us);
+}
+
+bool zcnet_helper_vnet_dying(struct zcnet_vnet *vn)
+{
+	return READ_ONCE(vn->dying);
 }
 
 int zcnet_helper_vnet_post_rx(struct zcnet_vnet *vn, void *hdr, unsigned int hdr_len,
@@ -317,6 +372,21 @@ int zcnet_helper_vnet_post_rx(struct zcnet_vnet *vn, void *hdr, unsigned int hdr
 	if (page_len)
 		sg_set_page(&sg[1], page, page_len, page_off);
 	return virtqueue_add_inbuf(vn->rvq, sg, page_len ? 2 : 1, (void *)token, GFP_ATOMIC);
+}
+
+int zcnet_helper_vnet_post_rx_spec(struct zcnet_vnet *vn, void *hdr, unsigned int hdr_len,
+				   struct page *page, unsigned int off, unsigned int len,
+				   void *ovf, unsigned int ovf_len, unsigned long token)
+{
+	struct scatterlist sg[3];
+
+	if (!token || !len || off > PAGE_SIZE || len > PAGE_SIZE - off)
+		return -EINVAL;
+	sg_init_table(sg, 3);
+	sg_set_buf(&sg[0], hdr, hdr_len);
+	sg_set_page(&sg[1], page, len, off);
+	sg_set_buf(&sg[2], ovf, ovf_len);
+	return virtqueue_add_inbuf(vn->rvq, sg, 3, (void *)token, GFP_ATOMIC);
 }
 
 unsigned long zcnet_helper_vnet_get_rx(struct zcnet_vnet *vn, unsigned int *len)
@@ -358,16 +428,14 @@ unsigned int zcnet_helper_vnet_tx_free(struct zcnet_vnet *vn)
 	return vn->svq->num_free;
 }
 
-void zcnet_helper_vnet_kick_rx(struct zcnet_vnet *vn)
+bool zcnet_helper_vnet_kick_rx(struct zcnet_vnet *vn)
 {
-	if (virtqueue_kick_prepare(vn->rvq))
-		virtqueue_notify(vn->rvq);
+	return virtqueue_kick_prepare(vn->rvq) && virtqueue_notify(vn->rvq);
 }
 
-void zcnet_helper_vnet_kick_tx(struct zcnet_vnet *vn)
+bool zcnet_helper_vnet_kick_tx(struct zcnet_vnet *vn)
 {
-	if (virtqueue_kick_prepare(vn->svq))
-		virtqueue_notify(vn->svq);
+	return virtqueue_kick_prepare(vn->svq) && virtqueue_notify(vn->svq);
 }
 
 struct sk_buff *zcnet_helper_vnet_rx_skb(struct zcnet_vnet *vn, const void *head,
@@ -387,6 +455,43 @@ struct sk_buff *zcnet_helper_vnet_rx_skb(struct zcnet_vnet *vn, const void *head
 		skb_add_rx_frag(skb, 0, page, 0, page_len, PAGE_SIZE);
 	else if (page)
 		put_page(page);
+	skb->protocol = eth_type_trans(skb, vn->dev);
+	return skb;
+}
+
+struct sk_buff *zcnet_helper_vnet_rx_skb_frag(struct zcnet_vnet *vn, const void *head,
+					      unsigned int head_len, struct page *page,
+					      unsigned int off, unsigned int len)
+{
+	struct sk_buff *skb = napi_alloc_skb(&vn->napi, head_len);
+
+	if (!skb || head_len < ETH_HLEN || off > PAGE_SIZE || len > PAGE_SIZE - off) {
+		put_page(page);
+		kfree_skb(skb);
+		return NULL;
+	}
+	skb_put_data(skb, head, head_len);
+	skb_add_rx_frag(skb, 0, page, off, len, len);
+	skb->protocol = eth_type_trans(skb, vn->dev);
+	return skb;
+}
+
+struct sk_buff *zcnet_helper_vnet_rx_skb_copy(struct zcnet_vnet *vn, const void *a,
+					      unsigned int alen, struct page *page,
+					      unsigned int off, unsigned int plen,
+					      const void *b, unsigned int blen)
+{
+	struct sk_buff *skb;
+
+	if (off > PAGE_SIZE || plen > PAGE_SIZE - off || alen + plen + blen < ETH_HLEN)
+		return NULL;
+	skb = napi_alloc_skb(&vn->napi, alen + plen + blen);
+	if (!skb)
+		return NULL;
+	skb_put_data(skb, a, alen);
+	if (plen)
+		skb_put_data(skb, page_address(page) + off, plen);
+	skb_put_data(skb, b, blen);
 	skb->protocol = eth_type_trans(skb, vn->dev);
 	return skb;
 }

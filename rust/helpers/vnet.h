@@ -41,6 +41,17 @@ struct zcnet_vnet_ops {
 	int (*poll)(void *state, int budget);
 	/* ndo_get_stats64 */
 	void (*stats)(void *state, struct rtnl_link_stats64 *s);
+	/* The device's timer fired (softirq). */
+	void (*timer)(void *state);
+	/* The device is going: unregistered (no transmit, no poll), its timer
+	 * stopped, its rings still live (frames posted now may still go out
+	 * before the reset). Process context. */
+	void (*teardown)(void *state);
+	/* ethtool -S: how many statistics, their names (ETH_GSTRING_LEN
+	 * bytes each), their values. */
+	unsigned int nstats;
+	void (*stat_names)(u8 *data);
+	void (*stat_values)(void *state, u64 *data);
 };
 
 /* Registers the virtio driver NAME (one per module). */
@@ -51,8 +62,13 @@ void zcnet_helper_vnet_unregister(void);
 struct net_device *zcnet_helper_vnet_netdev(struct zcnet_vnet *vn);
 unsigned int zcnet_helper_vnet_rx_size(struct zcnet_vnet *vn);
 unsigned int zcnet_helper_vnet_tx_size(struct zcnet_vnet *vn);
-/* The largest MTU the front end's receive chains hold. */
-void zcnet_helper_vnet_set_max_mtu(struct zcnet_vnet *vn, unsigned int max);
+/* The largest MTU a user may set, and the MTU (before registration). */
+void zcnet_helper_vnet_set_mtu(struct zcnet_vnet *vn, unsigned int mtu, unsigned int max);
+/* Arms the device's timer delay_us from now unless it is pending; nothing
+ * once the device is going. */
+void zcnet_helper_vnet_arm_timer(struct zcnet_vnet *vn, unsigned long delay_us);
+/* True once the device is being unbound. */
+bool zcnet_helper_vnet_dying(struct zcnet_vnet *vn);
 
 /*
  * Posts one receive chain: `hdr_len` bytes at `hdr` (the virtio-net header
@@ -64,6 +80,15 @@ void zcnet_helper_vnet_set_max_mtu(struct zcnet_vnet *vn, unsigned int max);
 int zcnet_helper_vnet_post_rx(struct zcnet_vnet *vn, void *hdr, unsigned int hdr_len,
 			      struct page *page, unsigned int page_off,
 			      unsigned int page_len, unsigned long token);
+/*
+ * Posts one speculative receive chain: hdr_len bytes at hdr (the virtio-net
+ * header and the headers of the frame expected), len bytes of page from off
+ * (where its payload belongs), then ovf_len bytes at ovf (where the rest of
+ * any other frame spills). As zcnet_helper_vnet_post_rx otherwise.
+ */
+int zcnet_helper_vnet_post_rx_spec(struct zcnet_vnet *vn, void *hdr, unsigned int hdr_len,
+				   struct page *page, unsigned int off, unsigned int len,
+				   void *ovf, unsigned int ovf_len, unsigned long token);
 /* A used receive chain's token and the bytes the device wrote; 0: none. */
 unsigned long zcnet_helper_vnet_get_rx(struct zcnet_vnet *vn, unsigned int *len);
 /*
@@ -77,9 +102,10 @@ int zcnet_helper_vnet_post_tx(struct zcnet_vnet *vn, struct sk_buff *skb, unsign
 unsigned long zcnet_helper_vnet_get_tx(struct zcnet_vnet *vn);
 /* Descriptors free in the transmit ring. */
 unsigned int zcnet_helper_vnet_tx_free(struct zcnet_vnet *vn);
-/* Notifies the device of new buffers in the ring when it wants to be. */
-void zcnet_helper_vnet_kick_rx(struct zcnet_vnet *vn);
-void zcnet_helper_vnet_kick_tx(struct zcnet_vnet *vn);
+/* Notifies the device of new buffers in the ring when it wants to be:
+ * whether it was notified. */
+bool zcnet_helper_vnet_kick_rx(struct zcnet_vnet *vn);
+bool zcnet_helper_vnet_kick_tx(struct zcnet_vnet *vn);
 /*
  * A received frame: head_len bytes at head (the Ethernet header first,
  * copied into the skb's head), then page_len bytes of page from offset 0 as
@@ -90,6 +116,19 @@ void zcnet_helper_vnet_kick_tx(struct zcnet_vnet *vn);
 struct sk_buff *zcnet_helper_vnet_rx_skb(struct zcnet_vnet *vn, const void *head,
 					 unsigned int head_len, struct page *page,
 					 unsigned int page_len);
+/* A received frame: head_len bytes at head (from the Ethernet header on)
+ * copied into the skb's head, then len bytes of page from off as its
+ * fragment (the caller's page reference passes to the skb; put on
+ * failure). NULL when memory is short. */
+struct sk_buff *zcnet_helper_vnet_rx_skb_frag(struct zcnet_vnet *vn, const void *head,
+					      unsigned int head_len, struct page *page,
+					      unsigned int off, unsigned int len);
+/* A received frame copied whole into a linear skb: alen bytes at a, plen
+ * bytes of page from off, blen bytes at b. NULL when memory is short. */
+struct sk_buff *zcnet_helper_vnet_rx_skb_copy(struct zcnet_vnet *vn, const void *a,
+					      unsigned int alen, struct page *page,
+					      unsigned int off, unsigned int plen,
+					      const void *b, unsigned int blen);
 /* The received frame skb to the stack through NAPI (GRO). */
 void zcnet_helper_vnet_receive(struct zcnet_vnet *vn, struct sk_buff *skb);
 /* Transmit queue flow control and byte queue limits. */

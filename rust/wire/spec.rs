@@ -54,10 +54,15 @@ pub enum Miss {
     /// The front end could not place the fragment (no page, no memory, a
     /// frame shorter than its header said): never decided by the engine.
     NoMem = 11,
+    /// The device did not write the fragment where the train's page wanted
+    /// it while it may still write into that page (a receive chain of the
+    /// native front end points into it): the front end neither copies into
+    /// nor hands up such a page. Never decided by the engine.
+    Displaced = 12,
 }
 
 /// Number of [`Miss`] reasons (for counter tables).
-pub const MISS_REASONS: usize = 12;
+pub const MISS_REASONS: usize = 13;
 
 /// Per-protocol speculation parameters (paper §3.2.2: "the header lengths
 /// speculated on are parameters").

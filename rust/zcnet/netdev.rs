@@ -170,3 +170,20 @@ impl Default for DevStats {
         Self::new()
     }
 }
+
+/// Writes `names` into ethtool's string set at `data`, one
+/// `ETH_GSTRING_LEN`-byte, NUL-padded entry each (longer names cut).
+///
+/// # Safety
+///
+/// `data` is writable for `names.len() * ETH_GSTRING_LEN` bytes.
+pub(crate) unsafe fn ethtool_strings(data: *mut u8, names: &[&str]) {
+    const LEN: usize = bindings::ETH_GSTRING_LEN as usize;
+    // SAFETY: As the caller guarantees.
+    let buf = unsafe { core::slice::from_raw_parts_mut(data, names.len() * LEN) };
+    for (chunk, name) in buf.chunks_exact_mut(LEN).zip(names) {
+        chunk.fill(0);
+        let n = name.len().min(LEN - 1);
+        chunk[..n].copy_from_slice(&name.as_bytes()[..n]);
+    }
+}

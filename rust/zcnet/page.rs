@@ -123,14 +123,62 @@ impl RxPage {
         NonNull::new(unsafe { ext::zcnet_helper_alloc_page() }).map(Self)
     }
 
-    /// The page's bytes, for placing payload.
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: By the type invariant the page is mapped; `&mut self` makes
-        // this the only access while the slice lives.
+    // The page's bytes are only ever reached through range copies (here and
+    // `SkBuff::copy_to_page`), never as a Rust slice: a device may be
+    // writing another range of the same page meanwhile (a receive chain of
+    // the native front end), and several values may share the page.
+
+    /// Sets `len` bytes from offset `off` to `byte` (nothing if the range
+    /// passes the page's end).
+    pub fn fill(&self, off: usize, len: usize, byte: u8) {
+        // SAFETY: By the type invariant the page is mapped; the helper checks
+        // the range.
+        unsafe { ext::zcnet_helper_page_fill(self.as_raw(), off as u32, len as u32, byte.into()) }
+    }
+
+    /// Reads `out.len()` bytes from offset `off` (nothing if the range
+    /// passes the page's end).
+    pub fn read(&self, off: usize, out: &mut [u8]) {
+        // SAFETY: By the type invariant the page is mapped; `out` is
+        // writable for its length; the helper checks the range.
         unsafe {
-            let p = ext::zcnet_helper_page_address(self.0.as_ptr()).cast::<u8>();
-            core::slice::from_raw_parts_mut(p, PAGE_SIZE)
+            ext::zcnet_helper_page_read(
+                self.as_raw(),
+                off as u32,
+                out.as_mut_ptr().cast(),
+                out.len() as u32,
+            )
         }
+    }
+
+    /// Another reference to the same page.
+    pub fn share(&self) -> Self {
+        // SAFETY: By the type invariant we hold a reference, so the page is
+        // live; the new value holds its own.
+        unsafe { ext::zcnet_helper_get_page(self.as_raw()) };
+        Self(self.0)
+    }
+
+    /// A new page holding a copy of this one's bytes; `None` when memory is
+    /// short.
+    pub fn copy(&self) -> Option<Self> {
+        let new = Self::alloc()?;
+        // SAFETY: Both pages are mapped (type invariant).
+        unsafe { ext::zcnet_helper_page_copy_all(new.as_raw(), self.as_raw()) };
+        Some(new)
+    }
+
+    /// Whether `self` and `other` are references to the same page.
+    pub fn same(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+
+    /// # Safety
+    ///
+    /// `p` is a lowmem page whose reference the caller hands over.
+    pub(crate) unsafe fn from_raw(p: NonNull<bindings::page>) -> Self {
+        // INVARIANT: as the caller guarantees.
+        Self(p)
     }
 }
 

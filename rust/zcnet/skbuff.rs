@@ -49,6 +49,44 @@ impl SkBuff {
         self.0.as_ptr()
     }
 
+    /// The raw pointer; the skb stays `self`'s.
+    pub(crate) fn as_raw(&self) -> *mut bindings::sk_buff {
+        self.raw()
+    }
+
+    /// Copies `len` bytes from byte `from` to offset `off` of `page`:
+    /// whether they were all there (and fit the page).
+    pub fn copy_to_page(&self, from: u32, page: &RxPage, off: usize, len: usize) -> bool {
+        if off > PAGE_SIZE || len > PAGE_SIZE - off {
+            return false;
+        }
+        // SAFETY: By the type invariants the skb is valid and the page mapped;
+        // the helper checks the range against the page and the skb's length.
+        unsafe {
+            ext::zcnet_helper_page_from_skb(page.as_raw(), off as u32, self.raw(), from, len as u32)
+                == 0
+        }
+    }
+
+    /// When the bytes from `from` on are exactly one page fragment (the
+    /// linear part ends at `from`, one fragment, no frag list): that
+    /// fragment.
+    pub fn payload_frag(&self, from: u32) -> Option<PayloadFrag<'_>> {
+        let (mut page, mut off, mut len) = (core::ptr::null_mut(), 0u32, 0u32);
+        // SAFETY: By the type invariant the skb is valid; the out-pointers
+        // are writable.
+        let ok = unsafe {
+            ext::zcnet_helper_skb_payload_frag(self.raw(), from, &mut page, &mut off, &mut len)
+        };
+        let page = NonNull::new(page).filter(|_| ok)?;
+        Some(PayloadFrag {
+            page,
+            off: off as usize,
+            len: len as usize,
+            _skb: core::marker::PhantomData,
+        })
+    }
+
     /// A frame for `dev` holding `bytes` (Ethernet header included), padded
     /// to the Ethernet minimum; `None` when memory is short.
     pub fn frame(dev: &NetDevice, bytes: &[u8]) -> Option<Self> {
@@ -191,6 +229,48 @@ impl SkBuff {
     pub fn consume(self) {
         // SAFETY: The skb is valid and owned.
         unsafe { ext::zcnet_helper_consume_skb(self.into_raw()) };
+    }
+}
+
+/// An skb's payload, one lowmem page fragment ([`SkBuff::payload_frag`]),
+/// valid while the skb is borrowed.
+pub struct PayloadFrag<'a> {
+    page: NonNull<bindings::page>,
+    off: usize,
+    len: usize,
+    _skb: core::marker::PhantomData<&'a SkBuff>,
+}
+
+impl PayloadFrag<'_> {
+    /// Its offset in the page.
+    pub fn off(&self) -> usize {
+        self.off
+    }
+
+    /// Its length.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True for an empty fragment.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether it lies in `page`.
+    pub fn is_in(&self, page: &RxPage) -> bool {
+        self.page.as_ptr() == page.as_raw()
+    }
+
+    /// A reference of its own to the page.
+    pub fn page(&self) -> RxPage {
+        // SAFETY: The skb holds the page while borrowed; the helper only
+        // reports lowmem pages; `get_page` takes the reference the new value
+        // owns.
+        unsafe {
+            ext::zcnet_helper_get_page(self.page.as_ptr());
+            RxPage::from_raw(self.page)
+        }
     }
 }
 

@@ -75,6 +75,13 @@ impl Ctx<'_> {
         unsafe { NetDevice::from_raw(self.lower) }
     }
 
+    /// The stacked device itself.
+    pub fn dev(&self) -> &NetDevice {
+        // SAFETY: `dev` is the device the context was made for, registered
+        // (or being deleted) for the duration of the callback.
+        unsafe { NetDevice::from_raw(self.dev) }
+    }
+
     /// Arms the device's timer to fire in `us` microseconds (softirq context,
     /// calling [`Stacked::on_timer`]) unless it is already armed. Once the
     /// device is being deleted this does nothing.
@@ -144,7 +151,7 @@ pub trait Stacked: Send + Sync + Sized + 'static {
     /// more. Called with bottom halves disabled, so it may take the locks the
     /// rx path takes. Drop what is held; last frames (goodbyes to peers) may
     /// still leave through `lower` (dropped if it is going away too).
-    fn teardown(&self, _lower: &NetDevice) {}
+    fn teardown(&self, _ctx: &Ctx<'_>) {}
 
     /// Fills `out` (`STATS.len()` long) with the statistics.
     fn stats(&self, out: &mut [u64]);
@@ -695,7 +702,7 @@ impl<T: Stacked> Adapter<T> {
             ext::netdev_rx_handler_unregister(lower);
             ext::zcnet_helper_timer_shutdown((*p).timer);
             ext::zcnet_helper_bh_disable();
-            (*p).state().teardown(NetDevice::from_raw(lower));
+            (*p).state().teardown(&(*p).ctx(dev));
             ext::zcnet_helper_bh_enable();
             ext::netdev_upper_dev_unlink(lower, dev);
             ext::unregister_netdevice_queue(dev, head);
@@ -904,14 +911,8 @@ impl<T: Stacked> Adapter<T> {
         if sset != bindings::ethtool_stringset_ETH_SS_STATS {
             return;
         }
-        const LEN: usize = bindings::ETH_GSTRING_LEN as usize;
         // SAFETY: ethtool gives a buffer of `get_sset_count * ETH_GSTRING_LEN` bytes.
-        let buf = unsafe { core::slice::from_raw_parts_mut(data, T::STATS.len() * LEN) };
-        for (chunk, name) in buf.chunks_exact_mut(LEN).zip(T::STATS) {
-            chunk.fill(0);
-            let n = name.len().min(LEN - 1);
-            chunk[..n].copy_from_slice(&name.as_bytes()[..n]);
-        }
+        unsafe { super::netdev::ethtool_strings(data, T::STATS) };
     }
 
     /// `ethtool -S`: the statistics' values.

@@ -72,22 +72,41 @@ impl Vnet {
         unsafe { ext::zcnet_helper_vnet_tx_size(self.raw()) as usize }
     }
 
-    /// Sets the largest MTU a user may set (`ip link set mtu`).
-    pub fn set_max_mtu(&self, mtu: u32) {
-        // SAFETY: By the type invariant the device is bound; called before
-        // registration.
-        unsafe { ext::zcnet_helper_vnet_set_max_mtu(self.raw(), mtu) }
+    /// Sets the device's MTU and the largest one a user may set (`ip link
+    /// set mtu`); only while the device is not registered yet
+    /// ([`Driver::new`]).
+    pub fn set_mtu(&self, mtu: u32, max: u32) {
+        // SAFETY: By the type invariant the device is bound; `Driver::new`
+        // runs before registration, so nothing reads the fields meanwhile.
+        unsafe { ext::zcnet_helper_vnet_set_mtu(self.raw(), mtu, max) }
     }
 
-    /// Notifies the device of new receive buffers, when it asked to be.
-    pub fn kick_rx(&self) {
+    /// Arms the device's timer to fire in `us` microseconds
+    /// ([`Driver::on_timer`]) unless it is armed already; nothing once the
+    /// device is going.
+    pub fn arm_timer(&self, us: u64) {
+        // SAFETY: By the type invariant the device is bound; its timer lives
+        // until after the driver's state is dropped.
+        unsafe { ext::zcnet_helper_vnet_arm_timer(self.raw(), us as ffi::c_ulong) }
+    }
+
+    /// True once the device is being unbound: start nothing new.
+    pub fn dying(&self) -> bool {
+        // SAFETY: By the type invariant the device is bound.
+        unsafe { ext::zcnet_helper_vnet_dying(self.raw()) }
+    }
+
+    /// Notifies the device of new receive buffers, when it asked to be:
+    /// whether it was notified.
+    pub fn kick_rx(&self) -> bool {
         // SAFETY: By the type invariant the device is bound; the rings' users
         // hold their locks.
         unsafe { ext::zcnet_helper_vnet_kick_rx(self.raw()) }
     }
 
-    /// Notifies the device of frames to send, when it asked to be.
-    pub fn kick_tx(&self) {
+    /// Notifies the device of frames to send, when it asked to be: whether
+    /// it was notified.
+    pub fn kick_tx(&self) -> bool {
         // SAFETY: As above.
         unsafe { ext::zcnet_helper_vnet_kick_tx(self.raw()) }
     }
@@ -155,22 +174,50 @@ impl Vnet {
     }
 }
 
+/// Bytes of a speculative chain's overflow buffer: where the rest of a frame
+/// that is not the one speculated on spills (a header buffer, a page slice
+/// and this hold any frame of a wire MTU up to 1500 whatever the slice).
+pub const RX_OVF: usize = 2048;
+
+/// A speculative receive chain ([`RxRing::post_spec`]): the headers of the
+/// frame expected, then its payload's place in a page.
+pub struct Spec {
+    /// Bytes of header buffer: the virtio-net header and the frame's
+    /// headers up to its payload.
+    pub hdr_len: usize,
+    /// The page the payload belongs in.
+    pub page: RxPage,
+    /// Where in it.
+    pub off: usize,
+    /// How much of it at most.
+    pub len: usize,
+    /// The driver's, back with the frame.
+    pub tag: u32,
+}
+
 /// One receive chain's buffers.
 struct RxSlot {
     hdr: KBox<[u8; RX_HDR]>,
+    ovf: KBox<[u8; RX_OVF]>,
+    /// An ordinary chain's page.
     page: Option<RxPage>,
+    /// A speculative chain's place.
+    spec: Option<Spec>,
     posted: bool,
 }
 
-/// The receive ring: one slot per descriptor chain, each a header buffer
-/// ([`RX_HDR`] bytes, allocated once) and a page.
+/// The receive ring: one slot per descriptor chain, each either ordinary
+/// (a header buffer of [`RX_HDR`] bytes and a page) or speculative
+/// ([`Spec`]: header bytes, a page slice, an overflow buffer); the buffers
+/// are allocated once.
 ///
 /// # Invariants
 ///
-/// A slot with `posted` set is in the device's ring: its header buffer and
-/// page are not touched or freed until the device gives the chain back or
-/// is reset (the ring is dropped only after the reset). `free` holds the
-/// other slots' indices, with room for all of them.
+/// A slot with `posted` set is in the device's ring: its buffers and page
+/// (or its speculative page's slice) are not touched or freed until the
+/// device gives the chain back or is reset (the ring is dropped only after
+/// the reset). `free` holds the other slots' indices, with room for all of
+/// them.
 pub struct RxRing {
     vn: Vnet,
     slots: KVec<RxSlot>,
@@ -185,7 +232,9 @@ impl RxRing {
             slots.push(
                 RxSlot {
                     hdr: KBox::new([0u8; RX_HDR], GFP_KERNEL)?,
+                    ovf: KBox::new([0u8; RX_OVF], GFP_KERNEL)?,
                     page: None,
+                    spec: None,
                     posted: false,
                 },
                 GFP_KERNEL,
@@ -195,12 +244,25 @@ impl RxRing {
         Ok(Self { vn, slots, free })
     }
 
-    /// Posts every free slot, a page from `page` for a slot that has none
-    /// (it keeps a page no frame used). How many chains went to the device;
-    /// kick it after.
-    pub fn fill(&mut self, page: &mut impl FnMut() -> Option<RxPage>) -> usize {
+    /// Chains posted and not yet given back.
+    pub fn posted(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// Whether a slot is free for a chain.
+    pub fn has_free(&self) -> bool {
+        !self.free.is_empty()
+    }
+
+    /// Posts ordinary chains in free slots until `limit` chains are posted,
+    /// a page from `page` for a slot that has none (it keeps a page no
+    /// frame used). How many chains went to the device; kick it after.
+    pub fn fill(&mut self, limit: usize, page: &mut impl FnMut() -> Option<RxPage>) -> usize {
         let mut n = 0;
-        while let Some(i) = self.free.pop() {
+        while self.posted() < limit {
+            let Some(i) = self.free.pop() else {
+                break;
+            };
             let Some(s) = self.slots.get_mut(i as usize) else {
                 continue;
             };
@@ -236,6 +298,45 @@ impl RxRing {
         n
     }
 
+    /// Posts one speculative chain in a free slot; kick the device after.
+    /// The chain comes back with `spec` when no slot is free or the ring
+    /// refuses it.
+    pub fn post_spec(&mut self, spec: Spec) -> core::result::Result<(), Spec> {
+        if spec.hdr_len > RX_HDR || spec.off > PAGE_SIZE || spec.len > PAGE_SIZE - spec.off {
+            return Err(spec);
+        }
+        let Some(i) = self.free.pop() else {
+            return Err(spec);
+        };
+        let Some(s) = self.slots.get_mut(i as usize) else {
+            return Err(spec);
+        };
+        // SAFETY: By the type invariant the device is bound; the header and
+        // overflow buffers stay in the slot and the page slice in `s.spec`,
+        // untouched by this ring, while it is posted; the token is non-zero.
+        let r = unsafe {
+            ext::zcnet_helper_vnet_post_rx_spec(
+                self.vn.raw(),
+                s.hdr.as_mut_ptr().cast(),
+                spec.hdr_len as u32,
+                spec.page.as_raw(),
+                spec.off as u32,
+                spec.len as u32,
+                s.ovf.as_mut_ptr().cast(),
+                RX_OVF as u32,
+                i as ffi::c_ulong + 1,
+            )
+        };
+        if r != 0 {
+            let _ = self.free.push_within_capacity(i);
+            return Err(spec);
+        }
+        // INVARIANT: the chain is in the device's ring now.
+        s.spec = Some(spec);
+        s.posted = true;
+        Ok(())
+    }
+
     /// The next chain the device filled, if any.
     pub fn next(&mut self) -> Option<RxFrame<'_>> {
         let mut len = 0u32;
@@ -243,6 +344,8 @@ impl RxRing {
         // writable.
         let t = unsafe { ext::zcnet_helper_vnet_get_rx(self.vn.raw(), &mut len) };
         let i = t.checked_sub(1)? as usize;
+        // The chains posted besides this one.
+        let posted_after = (self.slots.len() - self.free.len()).saturating_sub(1);
         let s = self.slots.get_mut(i)?;
         if !s.posted {
             return None;
@@ -250,21 +353,34 @@ impl RxRing {
         // INVARIANT: the device gave the chain back: it is ours again.
         s.posted = false;
         let _ = self.free.push_within_capacity(i as u32);
+        let spec = s.spec.take();
         Some(RxFrame {
+            vn: &self.vn,
             slot: s,
+            spec,
             len: len as usize,
+            posted_after,
         })
     }
 }
 
-/// A chain the device filled: [`RX_HDR`] bytes of header buffer, then the
-/// page; its slot goes back to the ring (with its page unless taken).
+/// A chain the device filled; its slot goes back to the ring (an ordinary
+/// chain's with its page unless taken).
 pub struct RxFrame<'a> {
+    vn: &'a Vnet,
     slot: &'a mut RxSlot,
+    spec: Option<Spec>,
     len: usize,
+    posted_after: usize,
 }
 
 impl RxFrame<'_> {
+    /// Chains still posted: the frames that land in them come before one
+    /// in a chain posted now.
+    pub fn posted_after(&self) -> usize {
+        self.posted_after
+    }
+
     /// The bytes the device wrote, virtio-net header included.
     pub fn len(&self) -> usize {
         self.len
@@ -275,18 +391,78 @@ impl RxFrame<'_> {
         self.len == 0
     }
 
-    /// What the device wrote to the header buffer.
-    pub fn head(&self) -> &[u8] {
-        &self.slot.hdr[..self.len.min(RX_HDR)]
+    /// A speculative chain's place.
+    pub fn spec(&self) -> Option<&Spec> {
+        self.spec.as_ref()
     }
 
-    /// The page, with the frame's bytes past the header buffer at offset 0
-    /// (`len() - RX_HDR` of them); the slot gets a new one when refilled.
+    /// What the device wrote to the header buffer.
+    pub fn head(&self) -> &[u8] {
+        let cap = self.spec.as_ref().map_or(RX_HDR, |s| s.hdr_len);
+        &self.slot.hdr[..self.len.min(cap)]
+    }
+
+    /// An ordinary chain's page, with the frame's bytes past the header
+    /// buffer at offset 0 (`len() - RX_HDR` of them); the slot gets a new
+    /// one when refilled.
     pub fn take_page(&mut self) -> Option<RxPage> {
         self.slot.page.take()
     }
-}
 
+    /// A speculative chain's frame as the device placed it: the headers
+    /// (from the Ethernet header on) in the skb's head, the payload its
+    /// fragment where it lies in the page. `None` unless the frame filled
+    /// the header buffer and ended in the page slice, or memory is short.
+    pub fn placed_skb(&self) -> Option<SkBuff> {
+        let s = self.spec.as_ref()?;
+        let n = self
+            .len
+            .checked_sub(s.hdr_len)
+            .filter(|&n| n > 0 && n <= s.len)?;
+        let head = self.slot.hdr.get(HDR_LEN..s.hdr_len)?;
+        let page = s.page.share().into_raw();
+        // SAFETY: The device is bound (`Vnet`) and gave this chain back;
+        // `head` is valid for its length; the page reference passes to the
+        // helper, which checks the range against the page.
+        unsafe {
+            SkBuff::from_raw(ext::zcnet_helper_vnet_rx_skb_frag(
+                self.vn.raw(),
+                head.as_ptr().cast(),
+                head.len() as u32,
+                page,
+                s.off as u32,
+                n as u32,
+            ))
+        }
+    }
+
+    /// A speculative chain's frame copied whole into a new skb, wherever
+    /// the device put its bytes (header buffer, page slice, overflow).
+    /// `None` for an ordinary chain, a frame without an Ethernet header, or
+    /// when memory is short.
+    pub fn copied_skb(&self) -> Option<SkBuff> {
+        let s = self.spec.as_ref()?;
+        let a = self.slot.hdr.get(HDR_LEN..self.len.min(s.hdr_len))?;
+        let rest = self.len.saturating_sub(s.hdr_len);
+        let plen = rest.min(s.len);
+        let b = self.slot.ovf.get(..rest - plen)?;
+        // SAFETY: The device is bound (`Vnet`) and gave this chain back; `a`
+        // and `b` are valid for their lengths; the helper checks the page
+        // range and takes no reference.
+        unsafe {
+            SkBuff::from_raw(ext::zcnet_helper_vnet_rx_skb_copy(
+                self.vn.raw(),
+                a.as_ptr().cast(),
+                a.len() as u32,
+                s.page.as_raw(),
+                s.off as u32,
+                plen as u32,
+                b.as_ptr().cast(),
+                b.len() as u32,
+            ))
+        }
+    }
+}
 /// The transmit ring: the skbs the device is sending, each with the length
 /// it was counted with.
 ///
@@ -322,11 +498,14 @@ impl TxRing {
 
     /// Queues `skb` for the device, its head and fragments as they are
     /// (no copy) behind a virtio-net header; kick the device after.
-    pub fn post(&mut self, skb: SkBuff) -> core::result::Result<(), TxFull> {
+    /// `counted`: the bytes [`TxRing::reap`] reports for it, the ones the
+    /// caller counts with [`Vnet::tx_sent`] (0 for a frame sent outside the
+    /// transmit path, which byte queue limits must not see).
+    pub fn post(&mut self, skb: SkBuff, counted: u32) -> core::result::Result<(), TxFull> {
         let Some(i) = self.free.pop() else {
             return Err(TxFull::Busy(skb));
         };
-        let len = skb.len();
+        let len = counted;
         let raw = skb.into_raw();
         // SAFETY: By the type invariant the device is bound; `raw` is a valid
         // skb we own, kept in slot `i` while posted; the token is non-zero.
@@ -352,7 +531,7 @@ impl TxRing {
         Ok(())
     }
 
-    /// The next skb the device has sent, with its length.
+    /// The next skb the device has sent, with the bytes it was counted with.
     pub fn reap(&mut self) -> Option<(SkBuff, u32)> {
         // SAFETY: By the type invariant the device is bound.
         let t = unsafe { ext::zcnet_helper_vnet_get_tx(self.vn.raw()) };
@@ -388,13 +567,27 @@ pub trait Driver: Send + Sync + Sized + 'static {
     fn tx_done(&self, vn: &Vnet, tx: &mut TxRing);
 
     /// The NAPI poll: up to `budget` received frames, and the receive ring
-    /// refilled; how many frames it received. The transmit ring's lock is
-    /// not held: frames handed to the stack may be answered at once,
-    /// through [`Driver::xmit`].
-    fn poll(&self, vn: &Vnet, rx: &mut RxRing, budget: usize) -> usize;
+    /// refilled; how many frames it received. Take `tx` only to send, and
+    /// never while handing a frame to the stack: it may be answered at once,
+    /// through [`Driver::xmit`], which takes it.
+    fn poll(&self, vn: &Vnet, rx: &mut RxRing, tx: &SpinLock<TxRing>, budget: usize) -> usize;
+
+    /// The device's timer fired ([`Vnet::arm_timer`]; softirq).
+    fn on_timer(&self, _vn: &Vnet, _tx: &SpinLock<TxRing>) {}
+
+    /// The device is being unbound: no transmit, poll or timer any more;
+    /// frames posted now may still leave before the device is reset.
+    /// Bottom halves off.
+    fn teardown(&self, _vn: &Vnet, _tx: &SpinLock<TxRing>) {}
 
     /// The standard statistics.
     fn stats(&self) -> &DevStats;
+
+    /// The names of `ethtool -S`'s statistics.
+    const STATS: &'static [&'static str] = &[];
+
+    /// The values of `ethtool -S`'s statistics (`STATS.len()` of them).
+    fn ethtool_stats(&self, _out: &mut [u64]) {}
 }
 
 /// A bound device: its rings and the front end's state.
@@ -422,6 +615,11 @@ impl<T: Driver> Registration<T> {
         xmit: Some(Self::xmit_cb),
         poll: Some(Self::poll_cb),
         stats: Some(Self::stats_cb),
+        timer: Some(Self::timer_cb),
+        teardown: Some(Self::teardown_cb),
+        nstats: T::STATS.len() as u32,
+        stat_names: Some(Self::stat_names_cb),
+        stat_values: Some(Self::stat_values_cb),
     };
 
     /// Registers the driver (one per module).
@@ -452,7 +650,7 @@ impl<T: Driver> Registration<T> {
         // INVARIANT: the C side frees its state only after `remove_cb`.
         let (a, b, c, d) = (Vnet(raw), Vnet(raw), Vnet(raw), Vnet(raw));
         let (nrx, ntx) = (a.rx_size(), a.tx_size());
-        a.set_max_mtu(MAX_MTU as u32);
+        a.set_mtu(1500, MAX_MTU as u32);
         let init = try_pin_init!(Dev {
             vn: a,
             rx <- new_spinlock!(RxRing::new(b, nrx)?),
@@ -522,8 +720,51 @@ impl<T: Driver> Registration<T> {
         let d = unsafe { Self::dev(state) };
         d.state.tx_done(&d.vn, &mut d.tx.lock());
         let budget = budget.max(0) as usize;
-        let n = d.state.poll(&d.vn, &mut d.rx.lock(), budget);
+        let n = d.state.poll(&d.vn, &mut d.rx.lock(), &d.tx, budget);
         n.min(budget) as ffi::c_int
+    }
+
+    /// # Safety
+    ///
+    /// The device's timer callback (softirq), for a bound device.
+    unsafe extern "C" fn timer_cb(state: *mut ffi::c_void) {
+        // SAFETY: The timer is shut down before the state is dropped.
+        let d = unsafe { Self::dev(state) };
+        d.state.on_timer(&d.vn, &d.tx);
+    }
+
+    /// # Safety
+    ///
+    /// Called once while the device is unbound, after unregistration and
+    /// the timer's shutdown, before the reset (process context).
+    unsafe extern "C" fn teardown_cb(state: *mut ffi::c_void) {
+        // SAFETY: The device is still bound.
+        let d = unsafe { Self::dev(state) };
+        let _bh = BhGuard::new();
+        d.state.teardown(&d.vn, &d.tx);
+    }
+
+    /// # Safety
+    ///
+    /// `data` holds `STATS.len() * ETH_GSTRING_LEN` bytes.
+    unsafe extern "C" fn stat_names_cb(data: *mut u8) {
+        // SAFETY: ethtool gives a buffer of `get_sset_count * ETH_GSTRING_LEN`
+        // bytes.
+        unsafe { super::netdev::ethtool_strings(data, T::STATS) };
+    }
+
+    /// # Safety
+    ///
+    /// A bound device; `data` holds `STATS.len()` values.
+    unsafe extern "C" fn stat_values_cb(state: *mut ffi::c_void, data: *mut u64) {
+        // SAFETY: The device is bound; ethtool gives `get_sset_count` u64s.
+        let (d, out) = unsafe {
+            (
+                Self::dev(state),
+                core::slice::from_raw_parts_mut(data, T::STATS.len()),
+            )
+        };
+        d.state.ethtool_stats(out);
     }
 
     /// # Safety

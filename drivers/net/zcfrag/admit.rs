@@ -5,13 +5,13 @@
 
 use crate::counters::c;
 use crate::device::ZcFrag;
+use crate::port::Port;
 use crate::wire::admission::{self, Asked, Frame, Kind, Requests, State};
 use crate::wire::ipv4;
 use crate::wire::spec::{FlowKey, Grant, Released};
 use crate::zcnet::bh::{now_ns, BhGuard};
 use crate::zcnet::netdev::NetDevice;
 use crate::zcnet::skbuff::SkBuff;
-use crate::zcnet::stacked::Ctx;
 use crate::zcnet::text::TextBuf;
 use crate::zcnet::uapi::{adm_cmd, adm_state, ZcfragAdmission};
 use crate::{ETH_HLEN, REQUESTS, SLOTS};
@@ -61,11 +61,11 @@ impl Outbox {
 }
 
 impl ZcFrag {
-    /// Sends one admission frame to `peer` through `lower`.
-    pub(crate) fn send_adm(&self, lower: &NetDevice, peer: [u8; 6], f: &Frame) {
+    /// Sends one admission frame to `peer` on the wire.
+    pub(crate) fn send_adm(&self, port: &dyn Port, peer: [u8; 6], f: &Frame) {
         let mut b = [0u8; ETH_HLEN + admission::FRAME_LEN];
         b[..6].copy_from_slice(&peer);
-        b[6..12].copy_from_slice(&lower.mac_addr());
+        b[6..12].copy_from_slice(&port.wire().mac_addr());
         b[12..14].copy_from_slice(&admission::ETHERTYPE.to_be_bytes());
         let mut body = [0u8; admission::FRAME_LEN];
         f.encode(&mut body);
@@ -77,9 +77,9 @@ impl ZcFrag {
             Kind::NAck => c::ADM_REFUSED,
         };
         self.counters.inc(c);
-        match SkBuff::frame(lower, &b) {
+        match SkBuff::frame(port.wire(), &b) {
             Some(skb) => {
-                if !skb.xmit(lower) {
+                if !port.send(skb) {
                     self.counters.inc(c::TX_DROP_LOWER);
                 }
             }
@@ -87,9 +87,9 @@ impl ZcFrag {
         }
     }
 
-    pub(crate) fn flush_outbox(&self, lower: &NetDevice, out: &Outbox) {
+    pub(crate) fn flush_outbox(&self, port: &dyn Port, out: &Outbox) {
         for (f, peer) in out.frames.iter().take(out.n).flatten() {
-            self.send_adm(lower, *peer, f);
+            self.send_adm(port, *peer, f);
         }
     }
 
@@ -100,7 +100,7 @@ impl ZcFrag {
     }
 
     /// An admission frame arrived (rx handler).
-    pub(crate) fn on_adm_frame(&self, skb: SkBuff, ctx: &Ctx<'_>) {
+    pub(crate) fn on_adm_frame(&self, skb: SkBuff, port: &dyn Port) {
         let mut body = [0u8; admission::FRAME_LEN];
         let mac = skb.mac_header();
         let mut peer = [0u8; 6];
@@ -161,9 +161,9 @@ impl ZcFrag {
                 };
                 if answer.kind == Kind::Ack {
                     // Idle grants are taken back by the timer.
-                    ctx.arm_timer(u64::from(grant_ms) * 250);
+                    port.arm_timer(u64::from(grant_ms) * 250);
                 }
-                self.send_adm(ctx.lower(), peer, &answer);
+                self.send_adm(port, peer, &answer);
             }
             Kind::Rel => {
                 self.counters.inc(c::ADM_RELEASES_RECEIVED);
@@ -183,7 +183,7 @@ impl ZcFrag {
                         // The grant is renewed every third of the
                         // receiver's idle timeout (`Requests::on_timer`).
                         if let Some(at) = adm.next_due() {
-                            ctx.arm_timer(at.saturating_sub(now) / 1000);
+                            port.arm_timer(at.saturating_sub(now) / 1000);
                         }
                     }
                     Some(_) => self.counters.inc(c::ADM_ANSWERS_NACK),
@@ -196,7 +196,7 @@ impl ZcFrag {
     /// The requester's look at an outgoing packet: asks for a slot for a
     /// flow sending page-sized packets (implicit admission), keeps its entry
     /// alive, and releases the slot when a TCP connection closes.
-    pub(crate) fn watch_tx(&self, skb: &SkBuff, big: bool, ctx: &Ctx<'_>) {
+    pub(crate) fn watch_tx(&self, skb: &SkBuff, big: bool, port: &dyn Port) {
         let implicit = self.cfg.implicit.load(Relaxed) != 0;
         if !(big && implicit) && self.nrequests.load(Relaxed) == 0 {
             return;
@@ -231,7 +231,7 @@ impl ZcFrag {
         let mut out = Outbox::new();
         {
             let mut adm = self.adm.lock();
-            if ctx.dying() {
+            if port.dying() {
                 // Teardown released every request under this lock; a new
                 // one now would outlive it.
                 return;
@@ -248,7 +248,7 @@ impl ZcFrag {
                 match adm.request(key, (sport, dport), peer, false, now) {
                     Asked::Send(f) => {
                         out.push(f, peer);
-                        ctx.arm_timer(adm.timing().retry_ns / 1000);
+                        port.arm_timer(adm.timing().retry_ns / 1000);
                     }
                     Asked::Full => self.counters.inc(c::ADM_TABLE_FULL),
                     Asked::Already => {}
@@ -256,12 +256,12 @@ impl ZcFrag {
             }
             self.update_requests(&adm);
         }
-        self.flush_outbox(ctx.lower(), &out);
+        self.flush_outbox(port, &out);
     }
 
     /// Explicit admission (zcctl, `SIOCDEVPRIVATE`): `arg` points to a
     /// `struct zcfrag_admission`, read and written back whole.
-    pub(crate) fn admission_ioctl(&self, dev: &NetDevice, ctx: &Ctx<'_>, arg: UserPtr) -> Result {
+    pub(crate) fn admission_ioctl(&self, dev: &NetDevice, port: &dyn Port, arg: UserPtr) -> Result {
         let (mut rd, mut wr) = UserSlice::new(arg, size_of::<ZcfragAdmission>()).reader_writer();
         let mut a: ZcfragAdmission = rd.read()?;
         let key = FlowKey {
@@ -288,7 +288,7 @@ impl ZcFrag {
                     match adm.request(key, (a.sport, a.dport), a.peer, true, now_ns()) {
                         Asked::Send(f) => {
                             out.push(f, a.peer);
-                            ctx.arm_timer(adm.timing().retry_ns / 1000);
+                            port.arm_timer(adm.timing().retry_ns / 1000);
                         }
                         Asked::Already => {}
                         Asked::Full => {
@@ -310,7 +310,7 @@ impl ZcFrag {
         };
         if out.n > 0 {
             let _bh = BhGuard::new();
-            self.flush_outbox(ctx.lower(), &out);
+            self.flush_outbox(port, &out);
         }
         (a.state, a.slot, a.tries) = state_code(st);
         wr.write(&a)

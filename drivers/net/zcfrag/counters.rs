@@ -37,6 +37,7 @@ crate::zcnet::counters::counter_table! {
     ZC_MISS_TOO_MANY_FRAGMENTS = "zc_miss_too_many_fragments",
     ZC_MISS_ECN = "zc_miss_ecn",
     ZC_MISS_NOMEM = "zc_miss_nomem",
+    ZC_MISS_DISPLACED = "zc_miss_displaced",
     RX_NO_SLOT = "rx_no_slot",
     RX_NOMEM = "rx_drop_nomem",
     RX_FALLBACK_FRAGMENTS = "rx_fallback_fragments",
@@ -79,6 +80,12 @@ crate::zcnet::counters::counter_table! {
     ADM_REFUSED_CAP = "adm_refused_cap",
     ADM_REFUSED_HELD = "adm_refused_held",
     ADM_REL_NOT_HOLDER = "adm_rel_not_holder",
+    TX_KICKS = "tx_kicks",
+    RX_KICKS = "rx_kicks",
+    RX_PLACED_BYTES = "rx_placed_bytes",
+    RX_PAGES_PLACED = "rx_pages_placed",
+    RX_CHAINS_SPECULATIVE = "rx_chains_speculative",
+    RX_CHAINS_MISSED = "rx_chains_missed",
 }
 
 /// The first of the per-reason miss counters: `MISS_BASE + Miss as usize`.

@@ -6,6 +6,7 @@
 use crate::admit::{self, Outbox};
 use crate::config::{attr, parse_u32, Config, KNOBS, SYSFS};
 use crate::counters::{c, NAMES};
+use crate::port::Port;
 use crate::rx::{RxState, SlotBuf};
 use crate::wire::admission::{self, Event, RateLimit, Requests};
 use crate::wire::spec::{self, Engine, Miss};
@@ -51,21 +52,9 @@ impl ZcFrag {
     pub(crate) fn grant_ns(&self) -> u64 {
         u64::from(self.cfg.grant_ms.load(Relaxed)) * 1_000_000
     }
-}
 
-#[vtable]
-impl stacked::Stacked for ZcFrag {
-    const KIND: &'static CStr = c"zcfrag";
-    const DRIVER: &'static CStr = c"zcfrag";
-    const VERSION: &'static CStr = c"0.2";
-    const STATS: &'static [&'static str] = &NAMES;
-    const SYSFS: &'static [(&'static CStr, bool)] = &SYSFS;
-
-    fn default_mtu(_lower: &NetDevice) -> u32 {
-        DEFAULT_MTU
-    }
-
-    fn new(_lower: &NetDevice) -> impl PinInit<Self, Error> {
+    /// A new device's engine state, whichever front end it has.
+    pub(crate) fn init() -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             counters: Counters::new(&NAMES),
             cfg: Config {
@@ -86,16 +75,18 @@ impl stacked::Stacked for ZcFrag {
         })
     }
 
-    fn xmit(&self, skb: SkBuff, lower: &NetDevice, ctx: &Ctx<'_>) -> TxResult {
+    /// Sends a packet the stack gave the device: on the wire as it is when
+    /// it fits, as fragments when it is an IPv4 packet that does not.
+    pub(crate) fn transmit(&self, skb: SkBuff, port: &dyn Port) -> TxResult {
         let len = skb.len();
         let ipv4 = skb.protocol_be() == ETH_P_IP_BE;
-        let big = len as usize > ETH_HLEN + lower.mtu() as usize;
+        let big = len as usize > ETH_HLEN + port.wire_mtu() as usize;
         if ipv4 {
-            self.watch_tx(&skb, big, ctx);
+            self.watch_tx(&skb, big, port);
         }
         if !big {
             self.counters.inc(c::TX_PASSTHROUGH);
-            let ok = skb.xmit(lower);
+            let ok = port.send(skb);
             if !ok {
                 self.counters.inc(c::TX_DROP_LOWER);
             }
@@ -107,13 +98,14 @@ impl stacked::Stacked for ZcFrag {
         }
         if !ipv4 {
             // IPv6 is never fragmented on the way: its MTU on this device
-            // must fit the lower device (Documentation/networking/zcfrag.rst).
+            // must fit the wire (Documentation/networking/zcfrag.rst).
             return self.drop_tx(c::TX_DROP_NOT_IPV4, skb);
         }
-        self.fragment(skb, lower)
+        self.fragment(skb, port)
     }
 
-    fn rx(&self, skb: SkBuff, dev: &NetDevice, ctx: &Ctx<'_>) -> Rx {
+    /// A frame from the wire.
+    pub(crate) fn rx_frame(&self, skb: SkBuff, port: &dyn Port) -> Rx {
         self.counters.inc(c::RX_FRAMES);
         if skb.vlan_tagged() {
             // A tag for a VLAN with no device here: the stack drops it as
@@ -124,7 +116,7 @@ impl stacked::Stacked for ZcFrag {
         }
         let proto = skb.protocol_be();
         if proto == ETH_P_ADM_BE && skb.is_for_host() {
-            self.on_adm_frame(skb, ctx);
+            self.on_adm_frame(skb, port);
             return Rx::Consumed;
         }
         if proto != ETH_P_IP_BE {
@@ -137,10 +129,11 @@ impl stacked::Stacked for ZcFrag {
             self.counters.inc(c::RX_NOT_FOR_HOST);
             return Rx::Pass(skb);
         }
-        self.speculate(skb, dev, ctx)
+        self.speculate(skb, port.dev(), port)
     }
 
-    fn on_timer(&self, _dev: &NetDevice, ctx: &Ctx<'_>) {
+    /// The engine's timer fired (softirq).
+    pub(crate) fn tick(&self, port: &dyn Port) {
         let now = now_ns();
         let grant_ns = self.grant_ns();
         let mut expired = SkbChain::new();
@@ -154,16 +147,16 @@ impl stacked::Stacked for ZcFrag {
                 self.counters.inc(c::ADM_GRANTS_EXPIRED);
             }
             if st.engine.busy() > 0 {
-                ctx.arm_timer(st.engine.params().timeout_ns / 1000);
+                port.arm_timer(st.engine.params().timeout_ns / 1000);
             }
             if st.engine.grants() > 0 {
-                ctx.arm_timer(grant_ns / 4000);
+                port.arm_timer(grant_ns / 4000);
             }
             self.counters
                 .set(c::GRANTS_ACTIVE, st.engine.grants() as u64);
             self.update_gauge(&st);
         }
-        ctx.receive_all(&mut expired);
+        port.receive_all(&mut expired);
         let mut out = Outbox::new();
         {
             let mut adm = self.adm.lock();
@@ -179,14 +172,16 @@ impl stacked::Stacked for ZcFrag {
                 Event::Forgotten(_) => {}
             });
             if let Some(at) = next {
-                ctx.arm_timer(at.saturating_sub(now) / 1000);
+                port.arm_timer(at.saturating_sub(now) / 1000);
             }
             self.update_requests(&adm);
         }
-        self.flush_outbox(ctx.lower(), &out);
+        self.flush_outbox(port, &out);
     }
 
-    fn teardown(&self, lower: &NetDevice) {
+    /// The device is going: every slot and request let go, a Fast_Rel
+    /// for every grant it holds.
+    pub(crate) fn shutdown(&self, port: &dyn Port) {
         {
             let mut st = self.rx.lock();
             while let Some(slot) = st.engine.drain() {
@@ -206,7 +201,40 @@ impl stacked::Stacked for ZcFrag {
             adm.release_all(|f, peer| out.push(f, peer));
             self.update_requests(&adm);
         }
-        self.flush_outbox(lower, &out);
+        self.flush_outbox(port, &out);
+    }
+}
+
+#[vtable]
+impl stacked::Stacked for ZcFrag {
+    const KIND: &'static CStr = c"zcfrag";
+    const DRIVER: &'static CStr = c"zcfrag";
+    const VERSION: &'static CStr = c"0.2";
+    const STATS: &'static [&'static str] = &NAMES;
+    const SYSFS: &'static [(&'static CStr, bool)] = &SYSFS;
+
+    fn default_mtu(_lower: &NetDevice) -> u32 {
+        DEFAULT_MTU
+    }
+
+    fn new(_lower: &NetDevice) -> impl PinInit<Self, Error> {
+        Self::init()
+    }
+
+    fn xmit(&self, skb: SkBuff, _lower: &NetDevice, ctx: &Ctx<'_>) -> TxResult {
+        self.transmit(skb, ctx)
+    }
+
+    fn rx(&self, skb: SkBuff, _dev: &NetDevice, ctx: &Ctx<'_>) -> Rx {
+        self.rx_frame(skb, ctx)
+    }
+
+    fn on_timer(&self, _dev: &NetDevice, ctx: &Ctx<'_>) {
+        self.tick(ctx)
+    }
+
+    fn teardown(&self, ctx: &Ctx<'_>) {
+        self.shutdown(ctx)
     }
 
     fn stats(&self, out: &mut [u64]) {

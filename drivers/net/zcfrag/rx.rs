@@ -6,6 +6,7 @@
 /// What one speculation slot holds.
 use crate::counters::{c, MISS_BASE};
 use crate::device::ZcFrag;
+use crate::port::Port;
 use crate::wire::admission::RateLimit;
 use crate::wire::ipv4;
 use crate::wire::spec::{Admission, Engine, Miss, This};
@@ -13,7 +14,7 @@ use crate::zcnet::bh::now_ns;
 use crate::zcnet::netdev::NetDevice;
 use crate::zcnet::page::{PageRing, RxPage, PAGE_SIZE};
 use crate::zcnet::skbuff::{SkBuff, SkbChain};
-use crate::zcnet::stacked::{Ctx, Rx};
+use crate::zcnet::stacked::Rx;
 use crate::{ETH_HLEN, HDR_ROOM, MAX_HELD, PAGE_RING, SLOTS};
 use kernel::sync::atomic::Relaxed;
 
@@ -26,6 +27,9 @@ pub(crate) struct SlotBuf {
     /// The original fragments, for the fallback.
     pub(crate) held: [Option<SkBuff>; MAX_HELD],
     pub(crate) nheld: usize,
+    /// Held fragments whose payload the device wrote in place in `page`
+    /// (they point into it).
+    pub(crate) inplace: usize,
 }
 
 impl SlotBuf {
@@ -35,6 +39,7 @@ impl SlotBuf {
         eth_len: 0,
         held: [const { None }; MAX_HELD],
         nheld: 0,
+        inplace: 0,
     };
 }
 
@@ -86,6 +91,11 @@ impl ZcFrag {
             }
         }
         sb.nheld = 0;
+        if sb.inplace > 0 {
+            // The fragments going up point into the page: it is theirs now.
+            sb.page = None;
+            sb.inplace = 0;
+        }
         self.counters.inc(c::ZC_FAILED);
     }
 
@@ -115,10 +125,10 @@ impl ZcFrag {
     /// The speculation path for an IPv4 frame. Fragments a miss ends go up
     /// first, once the rx lock is dropped (see `flush`), then the frame the
     /// inner path hands back as `Rx::Pass`.
-    pub(crate) fn speculate(&self, skb: SkBuff, dev: &NetDevice, ctx: &Ctx<'_>) -> Rx {
+    pub(crate) fn speculate(&self, skb: SkBuff, dev: &NetDevice, port: &dyn Port) -> Rx {
         let mut out = SkbChain::new();
-        let rx = self.speculate_locked(skb, dev, ctx, &mut out);
-        ctx.receive_all(&mut out);
+        let rx = self.speculate_locked(skb, dev, port, &mut out);
+        port.receive_all(&mut out);
         rx
     }
 
@@ -128,7 +138,7 @@ impl ZcFrag {
         &self,
         mut skb: SkBuff,
         dev: &NetDevice,
-        ctx: &Ctx<'_>,
+        port: &dyn Port,
         out: &mut SkbChain,
     ) -> Rx {
         // The whole header, options included (IHL says how long), so that a
@@ -244,13 +254,26 @@ impl ZcFrag {
         if place.page_off == 0 && place.header_bytes > 0 {
             // A new train: headers apart, a page for the payload.
             self.counters.inc(c::ZC_POTENTIAL);
-            ctx.arm_timer(rst.engine.params().timeout_ns / 1000);
+            port.arm_timer(rst.engine.params().timeout_ns / 1000);
             let mac = skb.mac_header();
             let eth_len = if mac.len() == ETH_HLEN { ETH_HLEN } else { 0 };
             sb.hdr[..eth_len].copy_from_slice(&mac[..eth_len]);
             sb.eth_len = eth_len;
             sb.hdr[eth_len..eth_len + ipv4::MIN_HEADER_LEN]
                 .copy_from_slice(&ip_hdr[..ipv4::MIN_HEADER_LEN]);
+            let from = (h.header_len + place.header_bytes) as u32;
+            match skb.payload_frag(from).filter(|_| port.placed()) {
+                // The device wrote the payload at the start of a page (a
+                // speculative receive chain of the native front end): that
+                // page is the train's.
+                Some(f) if f.off() == 0 && f.len() == place.page_len => {
+                    sb.page = Some(f.page());
+                    self.counters.inc(c::RX_PAGES_PLACED);
+                }
+                // A page the wire may still write into is no train's.
+                _ if sb.page.as_ref().is_some_and(|p| port.holds(p)) => sb.page = None,
+                _ => {}
+            }
             if sb.page.is_none() {
                 sb.page = rst.pages.get().map(|(page, reused)| {
                     self.counters.inc(if reused {
@@ -266,16 +289,26 @@ impl ZcFrag {
         // A fragment that does not complete the packet is held until it does;
         // the engine never lets a train need more than `MAX_HELD` of them.
         let room = place.complete.is_some() || sb.nheld < MAX_HELD;
+        let from = (h.header_len + place.header_bytes) as u32;
+        // Payload the device wrote where it belongs: nothing to copy.
+        let in_place = port.placed()
+            && sb.page.as_ref().is_some_and(|p| {
+                skb.payload_frag(from).is_some_and(|f| {
+                    f.is_in(p) && f.off() == place.page_off && f.len() == place.page_len
+                })
+            });
+        if !in_place && sb.page.as_ref().is_some_and(|p| port.holds(p)) {
+            // Never copy into a page the device may still write.
+            rst.engine.abandon(place.slot);
+            self.miss(rst, place.slot, Miss::Displaced, Some(&mut *out));
+            self.update_gauge(rst);
+            return Rx::Pass(skb);
+        }
         let hdr_dst = sb.hdr.get_mut(hdr_at..hdr_at + place.header_bytes);
-        let page_dst = sb.page.as_mut().and_then(|p| {
-            p.as_mut_slice()
-                .get_mut(place.page_off..place.page_off + place.page_len)
-        });
-        let copied = match (room, hdr_dst, page_dst) {
-            (true, Some(hdr_dst), Some(page_dst)) => {
-                let from = (h.header_len + place.header_bytes) as u32;
+        let copied = match (room, hdr_dst, sb.page.as_ref()) {
+            (true, Some(hdr_dst), Some(page)) => {
                 skb.copy_bits(h.header_len as u32, hdr_dst).is_ok()
-                    && skb.copy_bits(from, page_dst).is_ok()
+                    && (in_place || skb.copy_to_page(from, page, place.page_off, place.page_len))
             }
             _ => false,
         };
@@ -286,19 +319,30 @@ impl ZcFrag {
             if sb.page.is_none() {
                 self.counters.inc(c::RX_NOMEM);
             }
+            if in_place {
+                // This frame goes up pointing into the page.
+                sb.page = None;
+            }
             rst.engine.abandon(place.slot);
             self.miss(rst, place.slot, Miss::NoMem, Some(&mut *out));
             self.update_gauge(rst);
             return Rx::Pass(skb);
         }
-        self.counters.add(
-            c::RX_COPIED_BYTES,
-            (place.header_bytes + place.page_len) as u64,
-        );
+        if in_place {
+            self.counters
+                .add(c::RX_COPIED_BYTES, place.header_bytes as u64);
+            self.counters.add(c::RX_PLACED_BYTES, place.page_len as u64);
+        } else {
+            self.counters.add(
+                c::RX_COPIED_BYTES,
+                (place.header_bytes + place.page_len) as u64,
+            );
+        }
         let Some(done) = place.complete else {
             if let Some(h) = sb.held.get_mut(sb.nheld) {
                 *h = Some(skb);
                 sb.nheld += 1;
+                sb.inplace += usize::from(in_place);
             }
             self.update_gauge(rst);
             return Rx::Consumed;
@@ -315,13 +359,22 @@ impl ZcFrag {
             }
             None => false,
         };
-        let page = sb.page.take().map(|mut page| {
+        if sb.page.as_ref().is_some_and(|p| port.holds(p)) {
+            // Never hand up a page the device may still write; the fragments
+            // going up may point into it: it is theirs now.
+            sb.page = None;
+            self.miss(rst, place.slot, Miss::Displaced, Some(&mut *out));
+            self.counters.inc(c::RX_FALLBACK_FRAGMENTS);
+            self.counters
+                .add(c::RX_FALLBACK_BYTES, u64::from(skb.len()));
+            self.update_gauge(rst);
+            return Rx::Pass(skb);
+        }
+        sb.inplace = 0;
+        let page = sb.page.take().inspect(|page| {
             // Bytes past the data may be another packet's or stale: a page
             // handed up never shows them (zcsock may map it to user space).
-            if let Some(tail) = page.as_mut_slice().get_mut(done.data_len..) {
-                tail.fill(0);
-            }
-            page
+            page.fill(done.data_len, PAGE_SIZE.saturating_sub(done.data_len), 0);
         });
         let pkt = match (ok, page, sb.hdr.get(..hl)) {
             (true, Some(page), Some(hdr)) => {

@@ -5,8 +5,8 @@
 
 use crate::counters::c;
 use crate::device::ZcFrag;
+use crate::port::Port;
 use crate::wire::ipv4;
-use crate::zcnet::netdev::NetDevice;
 use crate::zcnet::skbuff::SkBuff;
 use crate::zcnet::stacked::TxResult;
 use crate::ETH_HLEN;
@@ -22,8 +22,9 @@ impl ZcFrag {
         }
     }
 
-    /// Sends `skb` (Ethernet + IPv4, larger than the lower MTU) as fragments.
-    pub(crate) fn fragment(&self, mut skb: SkBuff, lower: &NetDevice) -> TxResult {
+    /// Sends `skb` (Ethernet + IPv4, larger than the wire's MTU) as fragments.
+    pub(crate) fn fragment(&self, mut skb: SkBuff, port: &dyn Port) -> TxResult {
+        let wire = port.wire();
         if skb.resolve_checksum().is_err() {
             return self.drop_tx(c::TX_DROP_MALFORMED, skb);
         }
@@ -52,7 +53,7 @@ impl ZcFrag {
         if ETH_HLEN + ip.total_len > skb.len() as usize {
             return self.drop_tx(c::TX_DROP_MALFORMED, skb);
         }
-        let Some(plan) = ipv4::FragPlan::new(hl, payload, lower.mtu() as usize) else {
+        let Some(plan) = ipv4::FragPlan::new(hl, payload, port.wire_mtu() as usize) else {
             return self.drop_tx(c::TX_DROP_MALFORMED, skb);
         };
         // A packet that is already a fragment (the stack fragmented it at this
@@ -66,13 +67,13 @@ impl ZcFrag {
         } else {
             let mut ip20 = [0u8; ipv4::MIN_HEADER_LEN];
             ip20.copy_from_slice(&hdr[ETH_HLEN..ETH_HLEN + ipv4::MIN_HEADER_LEN]);
-            lower.ip_ident(&ip20)
+            wire.ip_ident(&ip20)
         };
-        let headroom = lower.reserved_headroom();
+        let headroom = wire.reserved_headroom();
         // Referencing the payload pages needs a lower device that takes
         // non-linear frames; otherwise the core would linearise (copy) each
         // fragment anyway, so copy here, where it is counted.
-        let by_ref = lower.has_sg();
+        let by_ref = wire.has_sg();
         let mut sent = TxResult {
             frames: 0,
             bytes: 0,
@@ -103,8 +104,8 @@ impl ZcFrag {
             self.counters.add(c::TX_COPIED_BYTES, u64::from(copied));
             self.counters
                 .add(c::TX_REFERENCED_BYTES, f.len as u64 - u64::from(copied));
-            if !frag.xmit(lower) {
-                // The lower device's queue dropped it; TCP will retransmit.
+            if !port.send(frag) {
+                // The wire's queue dropped it; TCP will retransmit.
                 self.counters.inc(c::TX_DROP_LOWER);
             }
             self.counters.inc(c::TX_FRAGMENTS);

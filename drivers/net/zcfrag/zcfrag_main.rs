@@ -94,6 +94,7 @@ mod config;
 mod counters;
 mod device;
 mod native;
+mod port;
 mod rx;
 mod tx;
 

@@ -4,6 +4,7 @@
 #
 # tcp_xfer NS_FROM NS_TO DST_IP BYTES NAME [SRC_IP]: BYTES seeded bytes ($SEED)
 # over one TCP connection, the receiver's sha256 checked against the sender's.
+# XFER_BLOCK=N: the sender writes N bytes at a time (socat's default: 8192).
 tcp_xfer() {
   local want got port=$((7000 + RANDOM % 1000)) bind=
   [ -n "${6:-}" ] && bind=",bind=$6"
@@ -17,7 +18,7 @@ tcp_xfer() {
   want=$(cat /tmp/tx.sum)
   ip netns exec "$2" bash -c "socat -u TCP-LISTEN:$port,reuseaddr - | tee >(wc -c > /tmp/rx-count) | sha256sum > /tmp/rx-sum" &
   local rx=$!
-  ip netns exec "$1" socat -u OPEN:/tmp/tx "TCP:$3:$port,retry=200,interval=0.05$bind" || { kill $rx; t_fail "$5" "send failed"; return; }
+  ip netns exec "$1" socat ${XFER_BLOCK:+-b "$XFER_BLOCK"} -u OPEN:/tmp/tx "TCP:$3:$port,retry=200,interval=0.05$bind" || { kill $rx; t_fail "$5" "send failed"; return; }
   wait $rx
   got=$(cut -d' ' -f1 /tmp/rx-sum)
   [ "$want" = "$got" ] || echo "# $5: received $(cat /tmp/rx-count 2>/dev/null) of $4 bytes"

@@ -83,11 +83,15 @@ mod tests {
     #[test]
     fn a_ring_page_is_a_whole_writable_page() {
         let mut r = PageRing::<1>::new();
-        let (mut p, _) = r.get().expect("a page");
-        let s = p.as_mut_slice();
-        assert_eq!(s.len(), PAGE_SIZE);
-        s.fill(0xa5);
-        assert_eq!(s[PAGE_SIZE - 1], 0xa5);
+        let (p, _) = r.get().expect("a page");
+        p.fill(0, PAGE_SIZE, 0xa5);
+        let mut last = [0u8; 2];
+        p.read(PAGE_SIZE - 2, &mut last);
+        assert_eq!(last, [0xa5, 0xa5]);
+        // A range past the end is refused whole.
+        p.fill(PAGE_SIZE - 1, 2, 0);
+        p.read(PAGE_SIZE - 2, &mut last);
+        assert_eq!(last, [0xa5, 0xa5]);
     }
 
     #[test]
