@@ -216,8 +216,12 @@ if insmod "$(ko zcfrag)"; then
   ip -n "$ZC_NS_A" addr add "$ZC_IP_A/24" dev zf0; ip -n "$ZC_NS_B" addr add "$ZC_IP_B/24" dev zf1
   ip -n "$ZC_NS_A" link set zf0 up; ip -n "$ZC_NS_B" link set zf1 up
   zfs() { ip netns exec "$ZC_NS_B" ethtool -S zf1 | awk -v n="$1" '$1 == n":" { print $2 }'; }
-  # dups: segments TCP dropped as duplicates (each answered with a D-SACK).
-  dups() { ip netns exec "$ZC_NS_B" nstat -asz TcpExtTCPDSACKOldSent | awk 'NR > 1 { print $2 }'; }
+  # dups: segments TCP dropped as duplicates (each answered with a D-SACK),
+  # of data already received in order (OldSent) or held out of order (OfoSent).
+  dups() {
+    ip netns exec "$ZC_NS_B" nstat -asz TcpExtTCPDSACKOldSent TcpExtTCPDSACKOfoSent |
+      awk 'NR > 1 { n += $2 } END { print n + 0 }'
+  }
   full0=$(zfs zc_full_pages); dup0=$(dups)
   remap "zcfrag, 256 MiB" "$ZC_IP_B" 4096 16
   full=$(( $(zfs zc_full_pages) - full0 )); dup=$(( $(dups) - dup0 ))
