@@ -21,6 +21,7 @@
 
 /* The C helpers of rust/helpers/, one header each. */
 #include "../helpers/bh.h"
+#include "../helpers/ddp_sock.h"
 #include "../helpers/mapdev.h"
 #include "../helpers/netdev.h"
 #include "../helpers/netstat.h"
@@ -35,3 +36,4 @@
 #include "../helpers/tx_frag.h"
 #include "../../include/uapi/zcnet/zcfrag.h"
 #include "../../include/uapi/zcnet/zcsock.h"
+#include "../../include/uapi/linux/zcddp.h"
