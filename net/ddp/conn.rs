@@ -3,13 +3,17 @@
 //! The ULP `zcddp`: per-socket state, its options (`SOL_ZCDDP`), and the
 //! data calls (plain send/recv are refused: the stream is DDP's).
 
-use crate::startup::After;
+use crate::qp::{Qp, Setup};
 use crate::stat::{self, s};
 use crate::zcnet::ulp::{Locked, Msg, TcpSock, Ulp};
 use crate::{errno, uapi};
 use kernel::{
+    new_mutex,
     prelude::*,
-    sync::atomic::{Atomic, Relaxed},
+    sync::{
+        atomic::{Atomic, Relaxed},
+        Mutex,
+    },
 };
 
 /// The negotiated parameters, as `struct zcddp_info` reports them.
@@ -70,23 +74,18 @@ pub(crate) struct Ctx {
     info: Atomic<u64>,
     /// The positive errno of a failed start-up.
     error: Atomic<i32>,
-    /// Stream positions after start-up (the data path's starting point):
-    /// bytes sent after our start-up frame (high word) and received after
-    /// the peer's (low word).
-    stream: Atomic<u64>,
-    /// The MSN of our next Send (a Send RTR took MSN 1).
-    send_msn: Atomic<u32>,
+    /// The data path, from start-up on.
+    pub(crate) qp: Pin<KBox<Mutex<Qp>>>,
 }
 
 impl Ctx {
-    fn new() -> Self {
-        Self {
+    fn new() -> Result<Self> {
+        Ok(Self {
             state: Atomic::new(uapi::STATE_IDLE),
             info: Atomic::new(0),
             error: Atomic::new(0),
-            stream: Atomic::new(0),
-            send_msn: Atomic::new(1),
-        }
+            qp: KBox::pin_init(new_mutex!(Qp::new()), GFP_KERNEL)?,
+        })
     }
 
     /// Claims the socket for start-up: `EALREADY` when it ran or runs.
@@ -103,14 +102,11 @@ impl Ctx {
     }
 
     /// Start-up done: RDMA mode with `info`.
-    pub(crate) fn ready(&self, info: &Info, after: &After) {
+    pub(crate) fn ready(&self, info: &Info, setup: &Setup) -> Result {
+        self.qp.lock().start(setup)?;
         self.info.store(info.pack(), Relaxed);
-        self.stream.store(
-            u64::from(after.tx_pos) << 32 | u64::from(after.rx_pos),
-            Relaxed,
-        );
-        self.send_msn.store(after.send_msn, Relaxed);
         self.state.store(uapi::STATE_RTS, Relaxed);
+        Ok(())
     }
 
     /// Start-up failed with `e`.
@@ -168,7 +164,7 @@ impl Ulp for ZcDdp {
             return Err(errno::enotconn());
         }
         stat::add(sk.net(), s::CURR_SOCKETS, 1);
-        Ok(Ctx::new())
+        Ctx::new()
     }
 
     fn release(sk: &TcpSock, _ctx: &Ctx) {
@@ -187,6 +183,9 @@ impl Ulp for ZcDdp {
         match name {
             uapi::ZCDDP_STARTUP => crate::startup::run(sk, ctx, val),
             uapi::ZCDDP_INFO => Err(EINVAL),
+            uapi::REG_MR | uapi::DEREG_MR | uapi::POST_RECV | uapi::POST_SEND | uapi::POLL_CQ => {
+                crate::verbs::call(sk, ctx, name, val)
+            }
             _ => Err(errno::enoprotoopt()),
         }
     }

@@ -29,3 +29,8 @@ pub(crate) fn eproto() -> Error {
 pub(crate) fn econnrefused() -> Error {
     e(bindings::ECONNREFUSED)
 }
+
+/// `ENOSPC`: a queue is full.
+pub(crate) fn enospc() -> Error {
+    e(bindings::ENOSPC)
+}

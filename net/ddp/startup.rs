@@ -18,6 +18,7 @@
 //! Memory: two buffers of one frame at most (532 bytes) for the call.
 
 use crate::conn::{Ctx, Info};
+use crate::qp::Setup;
 use crate::stat::{self, s};
 use crate::uapi;
 use crate::wire::{
@@ -43,11 +44,26 @@ const RTR_WIRE_MAX: usize = 96;
 /// What the stream positions are once start-up is done: the bytes each
 /// side sent after its start-up frame (the RTR FPDU), and the next MSN of
 /// our Sends (a Send RTR uses MSN 1).
-#[derive(Default)]
 pub(crate) struct After {
     pub(crate) tx_pos: u32,
     pub(crate) rx_pos: u32,
     pub(crate) send_msn: u32,
+    /// The MSNs the peer's next Send and Read Request carry (a Send or
+    /// Read RTR took MSN 1 of its queue).
+    pub(crate) recv_msn: u32,
+    pub(crate) read_msn_in: u32,
+}
+
+impl After {
+    fn new() -> Self {
+        Self {
+            tx_pos: 0,
+            rx_pos: 0,
+            send_msn: 1,
+            recv_msn: 1,
+            read_msn_in: 1,
+        }
+    }
 }
 
 /// `setsockopt(ZCDDP_STARTUP)`.
@@ -82,23 +98,46 @@ pub(crate) fn run(sk: &Locked<'_>, ctx: &Ctx, val: &[u8]) -> Result {
     let net = sk.net();
     match r {
         Ok((n, peer_pd_len, after)) => {
-            stat::add(net, s::STARTUP_OK, 1);
-            ctx.ready(
-                &Info {
-                    role: p.role,
-                    revision: n.revision,
+            let info = Info {
+                role: p.role,
+                revision: n.revision,
+                crc: n.crc,
+                markers_tx: n.markers_tx,
+                markers_rx: n.markers_rx,
+                p2p: n.rtr.is_some(),
+                rtr: n.rtr.map_or(0, rtr_bits),
+                peer_pd_len,
+                ird: n.ird,
+                ord: n.ord,
+            };
+            let setup = Setup {
+                tx: Framing {
                     crc: n.crc,
-                    markers_tx: n.markers_tx,
-                    markers_rx: n.markers_rx,
-                    p2p: n.rtr.is_some(),
-                    rtr: n.rtr.map_or(0, rtr_bits),
-                    peer_pd_len,
-                    ird: n.ird,
-                    ord: n.ord,
+                    markers: n.markers_tx,
                 },
-                &after,
-            );
-            Ok(())
+                rx: Framing {
+                    crc: n.crc,
+                    markers: n.markers_rx,
+                },
+                tx_pos: after.tx_pos,
+                rx_pos: after.rx_pos,
+                send_msn: after.send_msn,
+                recv_msn: after.recv_msn,
+                read_msn_in: after.read_msn_in,
+                ird: n.ird,
+                ord: n.ord,
+            };
+            match ctx.ready(&info, &setup) {
+                Ok(()) => {
+                    stat::add(net, s::STARTUP_OK, 1);
+                    Ok(())
+                }
+                Err(e) => {
+                    stat::add(net, s::STARTUP_FAILED, 1);
+                    ctx.failed(p.role, e);
+                    Err(e)
+                }
+            }
         }
         Err(e) => {
             let which = match e {
@@ -231,10 +270,7 @@ fn initiate(
         refusal(r)
     })?;
     let peer_pd_len = give_peer_pd(p, rep.private_data)?;
-    let mut after = After {
-        send_msn: 1,
-        ..After::default()
-    };
+    let mut after = After::new();
     if let Some(rtr) = n.rtr {
         let hdr = if rtr.send {
             after.send_msn = 2;
@@ -300,10 +336,7 @@ fn respond(
         }
     };
     let peer_pd_len = give_peer_pd(p, req.private_data)?;
-    let mut after = After {
-        send_msn: 1,
-        ..After::default()
-    };
+    let mut after = After::new();
     if let Some(rtr) = n.rtr {
         after = wait_rtr(sk, &n, rtr, d)?;
         stat::add(sk.net(), s::RTR_RECEIVED, 1);
@@ -349,13 +382,13 @@ fn wait_rtr(sk: &Locked<'_>, n: &Negotiated, rtr: RtrTypes, d: &mut Deadline) ->
     let seg = Segment::parse(fpdu.ulpdu(&fbuf)).map_err(|_| errno::eproto())?;
     let mut after = After {
         rx_pos,
-        send_msn: 1,
-        ..After::default()
+        ..After::new()
     };
     let ok = seg.ddp.last()
         && match seg.opcode {
             Opcode::Write => rtr.write && seg.payload.is_empty(),
             Opcode::Send => {
+                after.recv_msn = 2;
                 rtr.send
                     && seg.payload.is_empty()
                     && matches!(seg.ddp, Header::Untagged(u) if u.msn == 1 && u.mo == 0)
@@ -365,6 +398,7 @@ fn wait_rtr(sk: &Locked<'_>, n: &Negotiated, rtr: RtrTypes, d: &mut Deadline) ->
                 if !rtr.read || rr.size != 0 {
                     return Err(errno::eproto());
                 }
+                after.read_msn_in = 2;
                 let h = rdmap::tagged_header(Opcode::ReadResponse, true, rr.sink_stag, rr.sink_to)
                     .ok_or(EINVAL)?;
                 after.tx_pos = send_fpdu(sk, h, n, 0, d)?;

@@ -19,6 +19,7 @@ use kernel::{debugfs, prelude::*};
 #[allow(dead_code, unreachable_pub)]
 mod zcnet {
     pub mod counters;
+    pub mod ddp_mem;
     pub mod ddp_sock;
     pub mod errno;
     pub mod ext;
@@ -35,9 +36,11 @@ mod wire;
 
 mod conn;
 mod errno;
+mod qp;
 mod startup;
 mod stat;
 mod uapi;
+mod verbs;
 
 use stat::{NAMES, NSTATS};
 use zcnet::counters::Counters;
@@ -69,6 +72,8 @@ struct Module {
     // counts into.
     #[pin]
     ulp: zcnet::ulp::Registration<conn::ZcDdp>,
+    // After the sockets: drains the registrations' releases.
+    _release: zcnet::ddp_mem::ReleaseQueue,
     _stats: NetStat<NSTATS>,
     #[pin]
     counters: debugfs::File<&'static Counters<1>>,
@@ -82,6 +87,7 @@ impl kernel::InPlaceModule for Module {
             counters <- dir.read_only_file(c"counters", &COUNTERS),
             _dir: dir,
             _stats: NetStat::register(c"zcddp_stat", NAMES)?,
+            _release: zcnet::ddp_mem::ReleaseQueue::new()?,
             ulp <- zcnet::ulp::Registration::register(module),
         })
     }

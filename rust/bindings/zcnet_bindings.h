@@ -21,6 +21,7 @@
 
 /* The C helpers of rust/helpers/, one header each. */
 #include "../helpers/bh.h"
+#include "../helpers/ddp_mem.h"
 #include "../helpers/ddp_sock.h"
 #include "../helpers/mapdev.h"
 #include "../helpers/netdev.h"

@@ -30,6 +30,49 @@ static int zcnet_ddp_rd_actor(read_descriptor_t *desc, struct sk_buff *skb, unsi
 	return n;
 }
 
+/* Why sk cannot give more bytes now: 0 when it may later, or -errno. */
+static int zcnet_ddp_rx_end(struct sock *sk, long timeo)
+{
+	if (sk->sk_err)
+		return sock_error(sk) ?: -ECONNRESET;
+	if ((sk->sk_shutdown & RCV_SHUTDOWN) || sock_flag(sk, SOCK_DONE))
+		return -ECONNRESET;
+	if (sk->sk_state == TCP_CLOSE)
+		return -ENOTCONN;
+	if (timeo <= 0)
+		return -ETIMEDOUT;
+	if (signal_pending(current))
+		return -EINTR;
+	return 0;
+}
+
+int zcnet_helper_ddp_recv_avail(struct sock *sk, void *buf, size_t len)
+{
+	struct zcnet_ddp_rd rd = { .buf = buf };
+	read_descriptor_t desc = { .arg.data = &rd, .count = len };
+	int n;
+
+	if (!len)
+		return 0;
+	n = tcp_read_sock(sk, &desc, zcnet_ddp_rd_actor);
+	if (n < 0)
+		return n;
+	return desc.error ? desc.error : (int)rd.got;
+}
+
+int zcnet_helper_ddp_wait(struct sock *sk, long *timeo)
+{
+	int r;
+
+	if (!skb_queue_empty(&sk->sk_receive_queue))
+		return 0;
+	r = zcnet_ddp_rx_end(sk, *timeo);
+	if (r)
+		return r;
+	sk_wait_data(sk, timeo, NULL);
+	return 0;
+}
+
 int zcnet_helper_ddp_recv_exact(struct sock *sk, void *buf, size_t len, long *timeo)
 {
 	struct zcnet_ddp_rd rd = { .buf = buf };
@@ -50,16 +93,9 @@ int zcnet_helper_ddp_recv_exact(struct sock *sk, void *buf, size_t len, long *ti
 			break;
 		if (n > 0)
 			continue;
-		if (sk->sk_err)
-			return sock_error(sk) ?: -ECONNRESET;
-		if ((sk->sk_shutdown & RCV_SHUTDOWN) || sock_flag(sk, SOCK_DONE))
-			return -ECONNRESET;
-		if (sk->sk_state == TCP_CLOSE)
-			return -ENOTCONN;
-		if (*timeo <= 0)
-			return -ETIMEDOUT;
-		if (signal_pending(current))
-			return -EINTR;
+		n = zcnet_ddp_rx_end(sk, *timeo);
+		if (n)
+			return n;
 		sk_wait_data(sk, timeo, NULL);
 	}
 	return 0;

@@ -31,4 +31,11 @@ unsigned int zcnet_helper_ddp_inq(struct sock *sk);
 bool zcnet_helper_ddp_established(const struct sock *sk);
 /* msecs_to_jiffies(ms) */
 long zcnet_helper_ddp_ms_to_jiffies(unsigned int ms);
+
+/* Copies up to len bytes of sk's stream (locked) into buf without waiting:
+ * bytes copied (0: none queued), or -errno. */
+int zcnet_helper_ddp_recv_avail(struct sock *sk, void *buf, size_t len);
+/* Waits (lock released) until data arrives or *timeo runs out: 0 (look
+ * again), -ETIMEDOUT, -ECONNRESET, -EINTR, or the socket's error. */
+int zcnet_helper_ddp_wait(struct sock *sk, long *timeo);
 #endif

@@ -68,3 +68,25 @@ impl TcpSock {
         unsafe { ext::zcnet_helper_ddp_established(self.as_raw()) }
     }
 }
+
+impl Locked<'_> {
+    /// Copies what the stream has queued, up to `buf.len()` bytes, without
+    /// waiting: the count (0 when nothing is queued).
+    pub fn recv_avail(&self, buf: &mut [u8]) -> Result<usize> {
+        // SAFETY: By the type invariant the socket is locked; `buf` is
+        // writable for its length.
+        let r = unsafe {
+            ext::zcnet_helper_ddp_recv_avail(self.as_raw(), buf.as_mut_ptr().cast(), buf.len())
+        };
+        to_result(r.min(0))?;
+        Ok(r as usize)
+    }
+
+    /// Waits (lock released) for more bytes, at most until `d` runs out:
+    /// `Ok` to look again, or why nothing more can come.
+    pub fn wait(&self, d: &mut Deadline) -> Result {
+        // SAFETY: By the type invariant the socket is locked; `d.0` is
+        // writable.
+        to_result(unsafe { ext::zcnet_helper_ddp_wait(self.as_raw(), &mut d.0) })
+    }
+}

@@ -12,6 +12,10 @@
  *       in RDMA mode (0) or failed (-1, errno below). Once per socket.
  *   getsockopt(fd, SOL_ZCDDP, ZCDDP_INFO, &info, &len)
  *       the negotiated parameters and the state
+ *   setsockopt(fd, SOL_ZCDDP, ZCDDP_REG_MR ... ZCDDP_POLL_CQ, ...)
+ *       the verbs (below), in RDMA mode; a protocol error of the peer ends
+ *       the connection with a Terminate (RFC 5040 codes), and the verbs
+ *       then fail with the error (EPROTO, ECONNRESET ...)
  *   /proc/net/zcddp_stat                               per-namespace counters
  *
  * ZCDDP_STARTUP errors: ENOTCONN (not connected), EALREADY (start-up already
@@ -37,6 +41,13 @@
 enum {
 	ZCDDP_STARTUP = 1,	/* set: struct zcddp_startup; runs MPA start-up */
 	ZCDDP_INFO = 2,		/* get: struct zcddp_info */
+	/* The verbs, in RDMA mode: setsockopt() as a command, its results
+	 * written through the user pointers in the struct. */
+	ZCDDP_REG_MR = 3,	/* set: struct zcddp_reg_mr; the STag to *stag */
+	ZCDDP_DEREG_MR = 4,	/* set: __u32 STag: deregistered (invalid) */
+	ZCDDP_POST_RECV = 5,	/* set: struct zcddp_recv */
+	ZCDDP_POST_SEND = 6,	/* set: struct zcddp_send */
+	ZCDDP_POLL_CQ = 7,	/* set: struct zcddp_poll */
 };
 
 /* struct zcddp_startup.role */
@@ -106,6 +117,94 @@ struct zcddp_info {
 	__u16 ird;		/* negotiated inbound RDMA Read depth */
 	__u16 ord;		/* negotiated outbound RDMA Read depth */
 	__s32 error;		/* ZCDDP_STATE_ERROR: the positive errno */
+};
+
+/*
+ * Verbs. Each socket (connection) has its own registrations (an STag of
+ * another connection is unknown here), a receive queue of at most
+ * ZCDDP_RQ_DEPTH posted buffers, at most ORD outstanding RDMA Reads, and a
+ * completion queue: a post fails with ENOSPC when the posted work not yet
+ * completed and the unpolled completions would exceed ZCDDP_CQ_DEPTH.
+ * Addresses are the registering process's virtual addresses: the tagged
+ * offset of an STag is the address it was registered at (as ibv_reg_mr's).
+ */
+#define ZCDDP_RQ_DEPTH		64
+#define ZCDDP_CQ_DEPTH		256
+#define ZCDDP_MR_MAX		64	/* registrations per connection */
+
+/* struct zcddp_reg_mr.access */
+#define ZCDDP_ACCESS_LOCAL_WRITE	0x1	/* receives, Read Responses land here */
+#define ZCDDP_ACCESS_REMOTE_WRITE	0x2	/* the peer may RDMA Write */
+#define ZCDDP_ACCESS_REMOTE_READ	0x4	/* the peer may RDMA Read */
+
+struct zcddp_reg_mr {
+	__u64 addr;		/* user address (any alignment) */
+	__u64 len;		/* bytes; pinned pages count against RLIMIT_MEMLOCK */
+	__u32 access;		/* ZCDDP_ACCESS_* */
+	__u32 reserved;		/* 0 */
+	__u64 stag;		/* user pointer: the __u32 STag goes here */
+};
+
+/* One receive buffer (untagged; one scatter element). */
+struct zcddp_recv {
+	__u64 wr_id;
+	__u64 addr;		/* in the registration lkey, LOCAL_WRITE */
+	__u32 len;
+	__u32 lkey;
+};
+
+/* struct zcddp_send.opcode, struct zcddp_cqe.opcode */
+enum {
+	ZCDDP_WR_SEND = 0,
+	ZCDDP_WR_SEND_SE = 1,		/* Send with Solicited Event */
+	ZCDDP_WR_SEND_INV = 2,		/* Send with Invalidate (inv_stag) */
+	ZCDDP_WR_WRITE = 3,		/* RDMA Write to rkey at raddr */
+	ZCDDP_WR_READ = 4,		/* RDMA Read of rkey at raddr into addr */
+	ZCDDP_WC_RECV = 5,		/* completion of a posted receive */
+};
+
+/* struct zcddp_send.flags */
+#define ZCDDP_SEND_SIGNALED	0x1	/* a completion when done (Reads always) */
+
+struct zcddp_send {
+	__u64 wr_id;
+	__u32 opcode;		/* ZCDDP_WR_* */
+	__u32 flags;		/* ZCDDP_SEND_* */
+	__u64 addr;		/* local data (the sink, for a Read) */
+	__u32 len;
+	__u32 lkey;		/* its registration (0 with len 0) */
+	__u64 raddr;		/* Write / Read: the peer's tagged offset */
+	__u32 rkey;		/* Write / Read: the peer's STag */
+	__u32 inv_stag;		/* Send with Invalidate: the peer's STag to invalidate */
+};
+
+/* struct zcddp_cqe.status */
+enum {
+	ZCDDP_WC_SUCCESS = 0,
+	ZCDDP_WC_LOC_PROT_ERR = 1,	/* a local STag, bound or access check failed */
+	ZCDDP_WC_REM_ERR = 2,		/* the peer terminated the connection */
+	ZCDDP_WC_FLUSH_ERR = 3,		/* flushed: the connection is in error */
+};
+
+/* struct zcddp_cqe.flags */
+#define ZCDDP_WC_SOLICITED	0x1	/* a Send with Solicited Event */
+#define ZCDDP_WC_INVALIDATED	0x2	/* a Send with Invalidate: inv_stag is invalid now */
+
+struct zcddp_cqe {
+	__u64 wr_id;
+	__u32 opcode;		/* ZCDDP_WR_* / ZCDDP_WC_RECV */
+	__u32 status;		/* ZCDDP_WC_* */
+	__u32 byte_len;
+	__u32 flags;		/* ZCDDP_WC_SOLICITED, ZCDDP_WC_INVALIDATED */
+	__u32 inv_stag;
+	__u32 reserved;
+};
+
+struct zcddp_poll {
+	__u64 cqe;		/* user pointer: room for max struct zcddp_cqe */
+	__u32 max;
+	__u32 timeout_ms;	/* wait this long for the first completion (0: none) */
+	__u64 count;		/* user pointer: the __u32 number written */
 };
 
 #endif /* _UAPI_LINUX_ZCDDP_H */

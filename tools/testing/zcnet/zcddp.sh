@@ -1,5 +1,12 @@
 #!/bin/bash
 # zcddp (issue 11), TCP between namespace a (198.18.0.1) and b (198.18.0.2):
+#   - the data path: zcddp-ping (rping's Send / RDMA Read / RDMA Write
+#     sequence, verified) zcddp <-> zcddp (64 B to 1 MiB, CRC, markers) and
+#     against unmodified rping on siw both ways (64 B and 65535 B, 1000 and
+#     100 iterations, CRC off and on); the Terminate codes of the RFCs for
+#     every access, bound, STag, MSN, queue, opcode, version and CRC fault
+#     from a raw peer, the registered memory unchanged (hashed);
+#     registrations released with the socket; RLIMIT_MEMLOCK
 #   - the ULP: attach on a connected socket only; plain send/recv refused
 #   - MPA start-up zcddp <-> zcddp: revisions 1 and 2, private data both
 #     ways, CRC, markers, the peer-to-peer RTR types, IRD/ORD, the
@@ -89,6 +96,7 @@ print(" ".join(r))')
 wait $pl
 t_expect "attached: send, recv refused; idle; bad parameters EINVAL" "EOPNOTSUPP EOPNOTSUPP state=0 EINVAL EINVAL state=0" "$out"
 
+echo "# t=$(( $(date +%s) - t0 )) s: start-up"
 # zcddp <-> zcddp.
 pair "revision 2, private data both ways" ok ok --pd from-b -- --pd from-a
 t_expect "initiator got the responder's private data" from-b "$(field /tmp/za peer_pd)"
@@ -133,6 +141,7 @@ except OSError as e:
 wait $pb
 t_expect "second start-up: EALREADY, still RTS (2)" "EALREADY 2" "$out"
 
+echo "# t=$(( $(date +%s) - t0 )) s: the wire"
 # The wire, checked by an independent peer.
 # peer NAME WANT MODE [zcddp-mpa ARGS]: zcddp responder in b, raw client in a.
 peer_client() {
@@ -167,6 +176,7 @@ t_expect "peer: RTR bytes as the RFCs build them" 0 "$(cat /tmp/zp.rc)"
 peer_server "our RTR Write with CRC and markers, byte for byte" ok check-rtr --p2p write --crc -- markers
 t_expect "peer: RTR bytes with CRC and a marker as the RFCs build them" 0 "$(cat /tmp/zp.rc)"
 
+echo "# t=$(( $(date +%s) - t0 )) s: bad input"
 # Bad input.
 before=$(procv b ZcddpStartupTimeout)
 peer_client "a silent initiator: ETIMEDOUT" ETIMEDOUT silent --timeout 1000
@@ -188,6 +198,7 @@ peer_server "a reply revision above the request's: EPROTO" EPROTO rev-up --rev 1
 peer_server "a reply asking for markers we refuse: ECONNREFUSED" ECONNREFUSED markers-reply --no-markers
 peer_server "a silent responder: ETIMEDOUT" ETIMEDOUT silent --timeout 1000
 
+echo "# t=$(( $(date +%s) - t0 )) s: siw start-up"
 # soft-iWARP, unmodified rping on it, both ways.
 if modprobe -a siw rdma_ucm 2>/dev/null &&
    ip netns exec a rdma link add siwa type siw netdev va 2>/dev/null &&
@@ -224,9 +235,146 @@ else
   t_skip "siw interop" "no siw in this kernel"
 fi
 
+echo "# t=$(( $(date +%s) - t0 )) s: data path"
+# The data path: zcddp-ping (rping's sequence: Send, RDMA Read, RDMA Write,
+# verified) between two zcddp sockets, then against rping on siw.
+# ping NAME SARGS -- CARGS: zcddp-ping server in b, client (-V) in a.
+zping() {
+  local name=$1 sargs=() cargs=(); shift
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do sargs+=("$1"); shift; done
+  [ $# -gt 0 ] && shift; cargs=("$@")
+  ip netns exec b timeout 120 zcddp-ping -s -a "$ZC_IP_B" -p $PORT "${sargs[@]}" > /tmp/ps 2>&1 &
+  local pb=$!
+  listening b $PORT
+  ip netns exec a timeout 120 zcddp-ping -c -a "$ZC_IP_B" -p $PORT -V "${cargs[@]}" > /tmp/pc 2>&1
+  local rc=$?
+  wait $pb
+  [ $rc = 0 ] || sed 's/^/# client: /' /tmp/pc | tail -n 3
+  t_expect "$name" "0 $(grep -o -- '-C [0-9]*' <<<"${cargs[*]}" | cut -d' ' -f2) pings" "$rc $(grep -o '^client [0-9]* pings' /tmp/pc | cut -d' ' -f2-)"
+}
+placed0=$(procv b ZcddpBytesPlaced)
+zping "zcddp-ping <-> zcddp-ping, 64 B x 200" -S 64 -- -S 64 -C 200
+zping "zcddp-ping <-> zcddp-ping, 4 KiB x 100, CRC" -S 4096 --crc -- -S 4096 -C 100 --crc
+zping "zcddp-ping <-> zcddp-ping, 64 KiB x 20, CRC and markers" -S 65536 --crc --markers -- -S 65536 -C 20 --crc --markers
+zping "zcddp-ping <-> zcddp-ping, 1 MiB x 3, CRC" -S 1048576 --crc -- -S 1048576 -C 3 --crc
+placed=$(( $(procv b ZcddpBytesPlaced) - placed0 ))
+# Each ping places the client's buffer in the server (the Read) and 16 B
+# of two Sends; the rest is in the client.
+want=$(( 200 * (64 + 32) + 100 * (4096 + 32) + 20 * (65536 + 32) + 3 * (1048576 + 32) ))
+t_expect "ZcddpBytesPlaced in b: every byte read and sent" "$want" "$placed"
+
+echo "# t=$(( $(date +%s) - t0 )) s: data path with siw"
+# In-guest unmodified programs: the registration of the other side is
+# siw's; the data checked by -V on the client side.
+siw_ping() {
+  local name=$1 size=$2 count=$3 crc=$4
+  ip netns exec b timeout 120 rping -s -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" > /tmp/rs 2>&1 &
+  local pb=$!
+  listening b $PORT
+  ip netns exec a timeout 120 zcddp-ping -c -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" -V $crc > /tmp/pc 2>&1
+  local rc=$?
+  wait $pb
+  [ $rc = 0 ] || sed 's/^/# client: /' /tmp/pc | tail -n 3
+  t_expect "$name" "0 $count pings" "$rc $(grep -o '^client [0-9]* pings' /tmp/pc | cut -d' ' -f2-)"
+}
+rping_c() {
+  local name=$1 size=$2 count=$3 crc=$4
+  ip netns exec b timeout 120 zcddp-ping -s -a "$ZC_IP_B" -p $PORT -S "$size" $crc > /tmp/ps 2>&1 &
+  local pb=$!
+  listening b $PORT
+  # stderr apart: rping's "DISCONNECT EVENT" would land inside a line.
+  ip netns exec a timeout 120 rping -c -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" -V -v > /tmp/rc 2>/tmp/rc.err
+  local rc=$?
+  wait $pb
+  [ $rc = 0 ] || sed 's/^/# rping: /' /tmp/rc.err | tail -n 3
+  t_expect "$name" "0 $count" "$rc $(grep -c '^ping data: rdma-ping' /tmp/rc)"
+  t_expect "  zcddp-ping served them" "server $count pings" "$(grep -o '^server [0-9]* pings' /tmp/ps)"
+}
+if [ -e /sys/class/infiniband/siwb ]; then
+  siw_ping "zcddp-ping -c -V to rping -s on siw, 64 B x 1000" 64 1000 ""
+  siw_ping "zcddp-ping -c -V to rping -s on siw, 65535 B x 100, CRC" 65535 100 --crc
+  rping_c "rping -c -V on siw to zcddp-ping -s, 64 B x 1000" 64 1000 ""
+  rping_c "rping -c -V on siw to zcddp-ping -s, 65535 B x 100, CRC" 65535 100 --crc
+fi
+
+echo "# t=$(( $(date +%s) - t0 )) s: data path security"
+# Security and bad input on the data path: a raw peer after start-up; the
+# zcddp side (zcddp-mpa --serve) has a 4 KiB registration with a pattern.
+# data_case NAME WANT_TERM ACCESS MODE: the Terminate the peer gets
+# ("layer etype ecode", or "none"), and the registration unchanged.
+data_case() {
+  local name=$1 want=$2 access=$3 mode=$4 keep=${5:-unchanged}
+  ip netns exec b timeout 30 zcddp-mpa -s -a "$ZC_IP_B" -p $PORT --serve 800 "$access" > /tmp/zb 2>&1 &
+  local pb=$!
+  listening b $PORT
+  ip netns exec a timeout 30 python3 "$PEER" data "$ZC_IP_B" $PORT "$mode" /tmp/zb /tmp/zb2 > /tmp/zp 2>&1
+  wait $pb
+  sed 's/^/# peer: /' /tmp/zp
+  local got
+  got=$(awk '$1 == "term" { split($2, a, "="); split($3, b, "="); split($4, c, "="); print a[2], b[2], c[2]; f = 1 } END { if (!f) print "none" }' /tmp/zp)
+  t_expect "$name: Terminate (layer etype ecode)" "$want" "$got"
+  local h0 h1
+  h0=$(grep -o 'hash0=[0-9a-f]*' /tmp/zb | cut -d= -f2) h1=$(grep -o ' hash=[0-9a-f]*' /tmp/zb | cut -d= -f2)
+  if [ "$keep" = unchanged ]; then
+    t_expect "$name: registered memory unchanged" "$h0" "${h1:-none}"
+  else
+    [ -n "$h1" ] && [ "$h0" != "$h1" ] && t_ok "$name: registered memory written" || t_fail "$name: registered memory written" "$h0 -> ${h1:-none}"
+  fi
+}
+data_case "Write inside the region" none lwr write-ok written
+t_expect "  the Send after it completed (wr 77, 12 bytes) with its text" "1 hello zcddp" \
+  "$(grep -c 'cqe wr_id=77 opcode=5 status=0 len=12' /tmp/zb) $(grep -o 'recv=.*' /tmp/zb | cut -d= -f2)"
+data_case "Write inside the region, CRC" none lwr write-ok-crc written
+data_case "Write past the end" "1 1 1" lwr write-oob
+data_case "Write below the base" "1 1 1" lwr write-below
+data_case "Write to an unknown STag" "1 1 0" lwr write-badstag
+data_case "Write to a deregistered STag" "1 1 0" lwr write-dead
+# Another connection's STag: a second zcddp socket (port+1) registers too;
+# its STag and address, named on the first connection, are unknown there.
+ip netns exec b timeout 30 zcddp-mpa -s -a "$ZC_IP_B" -p $((PORT + 1)) --serve 2500 lwr > /tmp/zb2 2>&1 &
+pb2=$!
+listening b $((PORT + 1))
+ip netns exec a timeout 30 python3 "$PEER" data "$ZC_IP_B" $((PORT + 1)) idle /tmp/zb2 > /dev/null 2>&1 &
+pi=$!
+data_case "Write to another connection's STag" "1 1 0" lwr write-other
+wait $pi $pb2
+t_expect "  the other connection's memory unchanged" \
+  "$(grep -o 'hash0=[0-9a-f]*' /tmp/zb2 | cut -d= -f2)" "$(grep -o ' hash=[0-9a-f]*' /tmp/zb2 | cut -d= -f2)"
+data_case "Write without remote write access" "0 1 2" lr write-noaccess
+data_case "Write wrapping the TO space" "1 1 3" lwr write-wrap
+data_case "Read inside the region" none lwr read-ok
+t_expect "  the Read Response carried the registered bytes" 1 "$(grep -c 'readresp .* ok=1' /tmp/zp)"
+data_case "Read past the end" "0 1 1" lwr read-oob
+data_case "Read without remote read access" "0 1 2" lw read-noaccess
+data_case "a second Send with one receive posted" "1 2 2" lwr send-nobuf
+data_case "a Send longer than the receive" "1 2 5" lwr send-toolong
+data_case "a Send with an MSN ahead" "1 2 2" lwr send-badmsn
+data_case "an unknown opcode" "0 2 6" lwr bad-opcode
+data_case "an untagged queue number 5" "1 2 1" lwr bad-qn
+data_case "a DDP version 2" "1 2 6" lwr bad-version
+data_case "a truncated DDP header" "2 0 3" lwr truncated
+before=$(procv b ZcddpCrcErrors)
+data_case "a bad CRC" "2 0 2" lwr bad-crc-crc
+t_expect "  ZcddpCrcErrors counted" $((before + 1)) "$(procv b ZcddpCrcErrors)"
+data_case "an FPDU announced at 65535 bytes and never finished" none lwr huge-length
+t_expect "Terminates sent and counted" "yes" "$([ "$(procv b ZcddpTerminatesSent)" -ge 15 ] && echo yes || procv b ZcddpTerminatesSent)"
+
+# Registrations go with the socket: the release runs on a workqueue.
+for i in $(seq 50); do [ "$(procv b ZcddpPinnedPages)" = 0 ] && break; sleep 0.1; done
+t_expect "every pinned page released (b)" "0 0" "$(procv b ZcddpPinnedPages) $(procv b ZcddpRegistrations)"
+t_expect "every pinned page released (a)" "0 0" "$(procv a ZcddpPinnedPages) $(procv a ZcddpRegistrations)"
+# RLIMIT_MEMLOCK, without CAP_IPC_LOCK: 64 KiB allowed, 1 MiB refused.
+ip netns exec b timeout 30 zcddp-mpa -s -a "$ZC_IP_B" -p $PORT --hold 1500 > /tmp/zb 2>&1 &
+pb=$!
+listening b $PORT
+out=$(ip netns exec a capsh --drop=cap_ipc_lock -- -c "ulimit -l 64 && exec python3 $PEER memlock $ZC_IP_B $PORT" 2>&1)
+wait $pb
+t_expect "RLIMIT_MEMLOCK 64 KiB: 16 KiB registered, 1 MiB ENOMEM" "ok ENOMEM" "$out"
+
 t_expect "no zcddp socket left in a" 0 "$(procv a ZcddpCurrSockets)"
 t_expect "no zcddp socket left in b" 0 "$(procv b ZcddpCurrSockets)"
 echo "# counters of b: $(ip netns exec b awk '$2 != 0 { printf "%s=%s ", $1, $2 }' /proc/net/zcddp_stat)"
 echo "# suite took $(( $(date +%s) - t0 )) s"
 t_run "rmmod zcddp" rmmod zcddp
+kmemleak_clean "kmemleak: nothing leaked (debug kernel)"
 t_done

@@ -227,6 +227,231 @@ pub fn info(sock: &impl AsRawFd) -> io::Result<Info> {
     })
 }
 
+/// `ZCDDP_REG_MR`.
+pub const ZCDDP_REG_MR: c_int = 3;
+/// `ZCDDP_DEREG_MR`.
+pub const ZCDDP_DEREG_MR: c_int = 4;
+/// `ZCDDP_POST_RECV`.
+pub const ZCDDP_POST_RECV: c_int = 5;
+/// `ZCDDP_POST_SEND`.
+pub const ZCDDP_POST_SEND: c_int = 6;
+/// `ZCDDP_POLL_CQ`.
+pub const ZCDDP_POLL_CQ: c_int = 7;
+/// `ZCDDP_ACCESS_LOCAL_WRITE`.
+pub const ACCESS_LOCAL_WRITE: u32 = 1;
+/// `ZCDDP_ACCESS_REMOTE_WRITE`.
+pub const ACCESS_REMOTE_WRITE: u32 = 2;
+/// `ZCDDP_ACCESS_REMOTE_READ`.
+pub const ACCESS_REMOTE_READ: u32 = 4;
+/// `ZCDDP_WR_SEND`.
+pub const WR_SEND: u32 = 0;
+/// `ZCDDP_WR_SEND_SE`.
+pub const WR_SEND_SE: u32 = 1;
+/// `ZCDDP_WR_SEND_INV`.
+pub const WR_SEND_INV: u32 = 2;
+/// `ZCDDP_WR_WRITE`.
+pub const WR_WRITE: u32 = 3;
+/// `ZCDDP_WR_READ`.
+pub const WR_READ: u32 = 4;
+/// `ZCDDP_WC_RECV`.
+pub const WC_RECV: u32 = 5;
+/// `ZCDDP_SEND_SIGNALED`.
+pub const SEND_SIGNALED: u32 = 1;
+/// `ZCDDP_WC_SUCCESS`.
+pub const WC_SUCCESS: u32 = 0;
+/// `ZCDDP_WC_FLUSH_ERR`.
+pub const WC_FLUSH_ERR: u32 = 3;
+
+/// Memory registered with a zcddp socket: a buffer it owns (so that it
+/// cannot be freed while the peer may still write into it), deregistered
+/// (its STag invalid) on drop, before the buffer goes.
+pub struct Mr<'s, S: AsRawFd> {
+    sock: &'s S,
+    buf: Box<[u8]>,
+    stag: u32,
+}
+
+impl<'s, S: AsRawFd> Mr<'s, S> {
+    /// Registers a zeroed buffer of `len` bytes with `access` (`ACCESS_*`).
+    pub fn new(sock: &'s S, len: usize, access: u32) -> io::Result<Self> {
+        let mut buf = vec![0u8; len.max(1)].into_boxed_slice();
+        let mut stag = 0u32;
+        let mut b = [0u8; 32];
+        b[0..8].copy_from_slice(&(buf.as_mut_ptr() as u64).to_ne_bytes());
+        b[8..16].copy_from_slice(&(len as u64).to_ne_bytes());
+        b[16..20].copy_from_slice(&access.to_ne_bytes());
+        b[24..32].copy_from_slice(&(&mut stag as *mut u32 as u64).to_ne_bytes());
+        set_opt(sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_REG_MR, &b)?;
+        Ok(Self { sock, buf, stag })
+    }
+
+    /// The STag (lkey and rkey).
+    pub fn stag(&self) -> u32 {
+        self.stag
+    }
+
+    /// The buffer's address: its tagged offset for the peer.
+    pub fn addr(&self) -> u64 {
+        self.buf.as_ptr() as u64
+    }
+
+    /// The buffer's length.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Never empty (at least one byte is registered).
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The bytes (the peer may change them while registered with remote
+    /// write access: read them after the completion that says so).
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// The bytes, to fill before a post.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.buf
+    }
+
+    fn dereg_now(&self) -> io::Result<()> {
+        let stag = self.stag.to_ne_bytes();
+        set_opt(self.sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_DEREG_MR, &stag)
+    }
+
+    /// Deregisters now (the STag is invalid when this returns); the buffer
+    /// goes after.
+    pub fn dereg(self) -> io::Result<()> {
+        let r = self.dereg_now();
+        // Done: `drop` must not deregister again.
+        let mut me = std::mem::ManuallyDrop::new(self);
+        drop(std::mem::take(&mut me.buf));
+        r
+    }
+}
+
+impl<S: AsRawFd> Drop for Mr<'_, S> {
+    fn drop(&mut self) {
+        // A closed connection took its registrations along: nothing to undo.
+        let _ = self.dereg_now();
+    }
+}
+
+/// Connects to `addr:port`, retrying a refused connect for 5 s (a peer
+/// that is still starting).
+pub fn connect_retry(addr: &str, port: u16) -> io::Result<std::net::TcpStream> {
+    let mut tries = 0;
+    loop {
+        match std::net::TcpStream::connect((addr, port)) {
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            r => return r,
+        }
+    }
+}
+
+/// Posts a receive of `len` bytes at byte `off` of `mr`.
+pub fn post_recv<S: AsRawFd>(
+    sock: &S,
+    wr_id: u64,
+    mr: &Mr<'_, S>,
+    off: usize,
+    len: u32,
+) -> io::Result<()> {
+    let mut b = [0u8; 24];
+    b[0..8].copy_from_slice(&wr_id.to_ne_bytes());
+    b[8..16].copy_from_slice(&(mr.addr() + off as u64).to_ne_bytes());
+    b[16..20].copy_from_slice(&len.to_ne_bytes());
+    b[20..24].copy_from_slice(&mr.stag.to_ne_bytes());
+    set_opt(sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_POST_RECV, &b)
+}
+
+/// A send work request (`struct zcddp_send`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SendWr {
+    /// Returned in the completion.
+    pub wr_id: u64,
+    /// `WR_*`.
+    pub opcode: u32,
+    /// `SEND_SIGNALED`.
+    pub flags: u32,
+    /// Local address (in `lkey`'s registration).
+    pub addr: u64,
+    /// Bytes.
+    pub len: u32,
+    /// Local STag.
+    pub lkey: u32,
+    /// The peer's tagged offset (Write, Read).
+    pub raddr: u64,
+    /// The peer's STag (Write, Read).
+    pub rkey: u32,
+    /// Send with Invalidate: the peer's STag to invalidate.
+    pub inv_stag: u32,
+}
+
+/// Posts a send work request. The local bytes must lie in a registration
+/// of `sock` (the kernel checks).
+pub fn post_send(sock: &impl AsRawFd, w: &SendWr) -> io::Result<()> {
+    let mut b = [0u8; 48];
+    b[0..8].copy_from_slice(&w.wr_id.to_ne_bytes());
+    b[8..12].copy_from_slice(&w.opcode.to_ne_bytes());
+    b[12..16].copy_from_slice(&w.flags.to_ne_bytes());
+    b[16..24].copy_from_slice(&w.addr.to_ne_bytes());
+    b[24..28].copy_from_slice(&w.len.to_ne_bytes());
+    b[28..32].copy_from_slice(&w.lkey.to_ne_bytes());
+    b[32..40].copy_from_slice(&w.raddr.to_ne_bytes());
+    b[40..44].copy_from_slice(&w.rkey.to_ne_bytes());
+    b[44..48].copy_from_slice(&w.inv_stag.to_ne_bytes());
+    set_opt(sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_POST_SEND, &b)
+}
+
+/// A completion (`struct zcddp_cqe`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Cqe {
+    /// The work request's id.
+    pub wr_id: u64,
+    /// `WR_*` or `WC_RECV`.
+    pub opcode: u32,
+    /// `WC_*`.
+    pub status: u32,
+    /// Bytes.
+    pub byte_len: u32,
+    /// `ZCDDP_WC_SOLICITED` (1), `ZCDDP_WC_INVALIDATED` (2).
+    pub flags: u32,
+    /// The STag a Send with Invalidate invalidated.
+    pub inv_stag: u32,
+}
+
+/// Polls up to `max` completions, waiting up to `timeout_ms` for the first
+/// (the peer's FPDUs are served meanwhile); empty when none came.
+pub fn poll_cq(sock: &impl AsRawFd, max: usize, timeout_ms: u32) -> io::Result<Vec<Cqe>> {
+    let mut raw = vec![0u8; 32 * max.max(1)];
+    let mut n = 0u32;
+    let mut b = [0u8; 24];
+    b[0..8].copy_from_slice(&(raw.as_mut_ptr() as u64).to_ne_bytes());
+    b[8..12].copy_from_slice(&(max as u32).to_ne_bytes());
+    b[12..16].copy_from_slice(&timeout_ms.to_ne_bytes());
+    b[16..24].copy_from_slice(&(&mut n as *mut u32 as u64).to_ne_bytes());
+    set_opt(sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_POLL_CQ, &b)?;
+    let u32_at = |c: &[u8], i: usize| u32::from_ne_bytes([c[i], c[i + 1], c[i + 2], c[i + 3]]);
+    Ok(raw
+        .chunks(32)
+        .take(n as usize)
+        .map(|c| Cqe {
+            wr_id: u64::from_ne_bytes(c[0..8].try_into().unwrap_or_default()),
+            opcode: u32_at(c, 8),
+            status: u32_at(c, 12),
+            byte_len: u32_at(c, 16),
+            flags: u32_at(c, 20),
+            inv_stag: u32_at(c, 24),
+        })
+        .collect())
+}
+
 /// The counters of `/proc/net/zcddp_stat` (the calling thread's namespace),
 /// in file order.
 pub fn proc_stat() -> io::Result<Vec<(String, u64)>> {

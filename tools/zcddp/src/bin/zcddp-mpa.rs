@@ -5,7 +5,14 @@
 //! zcddp-mpa -s|-c -a ADDR [-p PORT] [--crc] [--crc-strict] [--markers]
 //!           [--no-markers] [--p2p send,write,read] [--rev N] [--ird N]
 //!           [--ord N] [--pd TEXT] [--timeout MS] [--hold MS] [--no-startup]
+//!           [--serve MS lwr]
 //! ```
+//!
+//! `--serve MS ACCESS` then registers a 4 KiB pattern with ACCESS (letters
+//! l, w, r: local write, remote write, remote read), posts a 64-byte
+//! receive, prints `mr stag= addr= len= dead= hash0=` (dead: a deregistered
+//! STag), the completions for MS ms, and `mr hash= recv=` (the region's hash
+//! and the received text), for the security tests.
 //!
 //! `-s` accepts one connection (responder), `-c` connects (initiator). It
 //! prints `startup ok rev=R crc=C markers_tx=M markers_rx=M p2p=P rtr=T
@@ -27,6 +34,8 @@ struct Opts {
     p: Params,
     hold_ms: u64,
     startup: bool,
+    /// `--serve MS ACCESS`: after start-up, a registration the peer may use.
+    serve: Option<(u64, u32)>,
 }
 
 fn num<T: std::str::FromStr>(v: Option<String>, what: &str) -> Result<T, String> {
@@ -42,6 +51,7 @@ fn parse() -> Result<Opts, String> {
         p: Params::initiator(),
         hold_ms: 0,
         startup: true,
+        serve: None,
     };
     let (mut flags, mut rtr, mut rev, mut ird, mut ord) = (0, None, 2, 1, 1);
     let (mut pd, mut timeout) = (Vec::new(), 0);
@@ -76,6 +86,20 @@ fn parse() -> Result<Opts, String> {
             "--timeout" => timeout = num(args.next(), "--timeout")?,
             "--hold" => o.hold_ms = num(args.next(), "--hold")?,
             "--no-startup" => o.startup = false,
+            "--serve" => {
+                let ms = num(args.next(), "--serve MS")?;
+                let mut acc = 0;
+                for c in args.next().ok_or("--serve MS ACCESS")?.chars() {
+                    acc |= match c {
+                        'l' => zcddp::ACCESS_LOCAL_WRITE,
+                        'w' => zcddp::ACCESS_REMOTE_WRITE,
+                        'r' => zcddp::ACCESS_REMOTE_READ,
+                        '-' => 0,
+                        _ => return Err(format!("--serve: access letters lwr, not {c}")),
+                    };
+                }
+                o.serve = Some((ms, acc));
+            }
             _ => return Err(format!("unknown argument {a}")),
         }
     }
@@ -121,18 +145,7 @@ fn run(o: &Opts) -> Result<bool, String> {
         println!("listening");
         l.accept().map_err(|e| format!("accept: {e}"))?.0
     } else {
-        // The peer may still be starting: retry a refused connect (5 s).
-        let mut tries = 0;
-        loop {
-            match TcpStream::connect((o.addr.as_str(), o.port)) {
-                Ok(s) => break s,
-                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused && tries < 100 => {
-                    tries += 1;
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                Err(e) => return Err(format!("connect: {e}")),
-            }
-        }
+        zcddp::connect_retry(&o.addr, o.port).map_err(|e| format!("connect: {e}"))?
     };
     zcddp::attach(&s).map_err(|e| format!("attach: {}", errno_name(&e)))?;
     if !o.startup {
@@ -165,8 +178,67 @@ fn run(o: &Opts) -> Result<bool, String> {
             false
         }
     };
+    if let (true, Some((ms, access))) = (ok, o.serve) {
+        serve(&s, ms, access).map_err(|e| format!("serve: {}", errno_name(&e)))?;
+    }
     std::thread::sleep(Duration::from_millis(o.hold_ms));
     Ok(ok)
+}
+
+/// FNV-1a, 64 bits: enough to tell changed memory from unchanged.
+fn fnv(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf2_9ce4_8422_2325, |h, &c| {
+        (h ^ u64::from(c)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// Registers 4096 bytes with `access` (a pattern), a dead registration,
+/// and a receive buffer of 64 bytes with one receive posted; prints them,
+/// then the completions for `ms`, then the hash of the region and the
+/// connection's state.
+fn serve(s: &TcpStream, ms: u64, access: u32) -> io::Result<()> {
+    let mut mr = zcddp::Mr::new(s, 4096, access)?;
+    for (i, b) in mr.bytes_mut().iter_mut().enumerate() {
+        *b = (i * 7 + 3) as u8;
+    }
+    let dead = zcddp::Mr::new(s, 4096, access)?;
+    let dead_stag = dead.stag();
+    dead.dereg()?;
+    let recv = zcddp::Mr::new(s, 64, zcddp::ACCESS_LOCAL_WRITE)?;
+    zcddp::post_recv(s, 77, &recv, 0, 64)?;
+    println!(
+        "mr stag={} addr={} len={} dead={} hash0={:016x}",
+        mr.stag(),
+        mr.addr(),
+        mr.len(),
+        dead_stag,
+        fnv(mr.bytes())
+    );
+    let end = std::time::Instant::now() + Duration::from_millis(ms);
+    while std::time::Instant::now() < end {
+        match zcddp::poll_cq(s, 4, 100) {
+            Ok(cs) => {
+                for c in cs {
+                    println!(
+                        "cqe wr_id={} opcode={} status={} len={} flags={}",
+                        c.wr_id, c.opcode, c.status, c.byte_len, c.flags
+                    );
+                }
+            }
+            Err(e) => {
+                println!("poll {}", errno_name(&e));
+                break;
+            }
+        }
+    }
+    println!(
+        "mr hash={:016x} recv={}",
+        fnv(mr.bytes()),
+        String::from_utf8_lossy(
+            &recv.bytes()[..recv.bytes().iter().position(|&c| c == 0).unwrap_or(64)]
+        )
+    );
+    Ok(())
 }
 
 fn main() -> ExitCode {
