@@ -129,6 +129,7 @@ pub(crate) fn run(sk: &Locked<'_>, ctx: &Ctx, val: &[u8]) -> Result {
             };
             match ctx.ready(&info, &setup) {
                 Ok(()) => {
+                    sk.nodelay();
                     stat::add(net, s::STARTUP_OK, 1);
                     Ok(())
                 }

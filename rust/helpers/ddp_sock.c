@@ -139,6 +139,13 @@ bool zcnet_helper_ddp_established(const struct sock *sk)
 	return sk->sk_protocol == IPPROTO_TCP && sk->sk_state == TCP_ESTABLISHED;
 }
 
+void zcnet_helper_ddp_nodelay(struct sock *sk)
+{
+	/* What tcp_sock_set_nodelay() does, with the lock already held; the
+	 * frames queued so far were pushed by tcp_sendmsg_locked(). */
+	tcp_sk(sk)->nonagle |= TCP_NAGLE_OFF | TCP_NAGLE_PUSH;
+}
+
 long zcnet_helper_ddp_ms_to_jiffies(unsigned int ms)
 {
 	return msecs_to_jiffies(ms);

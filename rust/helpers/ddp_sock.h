@@ -29,6 +29,8 @@ int zcnet_helper_ddp_send_exact(struct sock *sk, const void *buf, size_t len, lo
 unsigned int zcnet_helper_ddp_inq(struct sock *sk);
 /* Whether sk is an established TCP socket. */
 bool zcnet_helper_ddp_established(const struct sock *sk);
+/* TCP_NODELAY on sk (locked), as siw sets it: FPDUs go out at once. */
+void zcnet_helper_ddp_nodelay(struct sock *sk);
 /* msecs_to_jiffies(ms) */
 long zcnet_helper_ddp_ms_to_jiffies(unsigned int ms);
 

@@ -54,6 +54,13 @@ impl Locked<'_> {
         })
     }
 
+    /// Sets `TCP_NODELAY` (as siw does on its sockets): small FPDUs go
+    /// out at once instead of waiting for the ACK of the previous one.
+    pub fn nodelay(&self) {
+        // SAFETY: By the type invariant the socket is locked.
+        unsafe { ext::zcnet_helper_ddp_nodelay(self.as_raw()) }
+    }
+
     /// Bytes queued for reading.
     pub fn inq(&self) -> u32 {
         // SAFETY: By the type invariant the socket is locked.

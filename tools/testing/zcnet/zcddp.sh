@@ -30,10 +30,33 @@ t0=$(date +%s)
 
 # procv NS NAME: a counter of /proc/net/zcddp_stat in namespace NS.
 procv() { ip netns exec "$1" awk -v n="$2" '$1 == n { print $2 }' /proc/net/zcddp_stat; }
+# Files the case functions below write (a batch gives each case its own).
+ZA=/tmp/za ZB=/tmp/zb ZP=/tmp/zp
+# bg N CMD...: runs case CMD in the background on port PORT+20+N with its
+# own files; its results, as "ok NAME" / "not ok NAME # WHY" lines, go to
+# /tmp/bg.N for bg_collect.
+bg() {
+  local n=$1; shift
+  (
+    PORT=$((PORT + 20 + n)) ZA=/tmp/za.$n ZB=/tmp/zb.$n ZP=/tmp/zp.$n
+    t_ok() { echo "ok $1"; }
+    t_fail() { echo "not ok $1${2:+ # $2}"; }
+    "$@"
+  ) > "/tmp/bg.$n" 2>&1 &
+  BG_PIDS+=" $!" BG_N+=" $n"
+}
+# bg_collect: waits for the batch; its results in order.
+bg_collect() {
+  local n
+  wait $BG_PIDS
+  for n in $BG_N; do t_report "/tmp/bg.$n"; done
+  BG_PIDS= BG_N=
+}
+BG_PIDS= BG_N=
 # listening NS PORT: waits (5 s at most) until something listens there.
 listening() {
   local i
-  for i in $(seq 100); do
+  for i in $(seq 200); do
     ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q . && return 0; sleep 0.05
   done
   return 1
@@ -146,27 +169,27 @@ echo "# t=$(( $(date +%s) - t0 )) s: the wire"
 # peer NAME WANT MODE [zcddp-mpa ARGS]: zcddp responder in b, raw client in a.
 peer_client() {
   local name=$1 want=$2 mode=$3; shift 3
-  ip netns exec b timeout 30 zcddp-mpa -s -a "$ZC_IP_B" -p $PORT "$@" > /tmp/zb 2>&1 &
+  ip netns exec b timeout 30 zcddp-mpa -s -a "$ZC_IP_B" -p $PORT "$@" > $ZB 2>&1 &
   local pb=$!
   listening b $PORT
-  ip netns exec a timeout 30 python3 "$PEER" client "$ZC_IP_B" $PORT "$mode" > /tmp/zp 2>&1
-  echo $? > /tmp/zp.rc
+  ip netns exec a timeout 30 python3 "$PEER" client "$ZC_IP_B" $PORT "$mode" > $ZP 2>&1
+  echo $? > $ZP.rc
   wait $pb
-  sed 's/^/# peer: /' /tmp/zp
-  t_expect "$name" "$want" "$(outcome /tmp/zb)"
+  sed 's/^/# peer: /' $ZP
+  t_expect "$name" "$want" "$(outcome $ZB)"
 }
 # peer_server NAME WANT MODE [zcddp-mpa ARGS] [-- PEER ARGS]: raw responder in b, zcddp initiator in a.
 peer_server() {
   local name=$1 want=$2 mode=$3 zargs=() pargs=(); shift 3
   while [ $# -gt 0 ] && [ "$1" != -- ]; do zargs+=("$1"); shift; done
   [ $# -gt 0 ] && shift; pargs=("$@")
-  ip netns exec b timeout 30 python3 "$PEER" server "$ZC_IP_B" $PORT "$mode" "${pargs[@]}" > /tmp/zp 2>&1 &
+  ip netns exec b timeout 30 python3 "$PEER" server "$ZC_IP_B" $PORT "$mode" "${pargs[@]}" > $ZP 2>&1 &
   local pb=$!
   listening b $PORT
-  ip netns exec a timeout 30 zcddp-mpa -c -a "$ZC_IP_B" -p $PORT "${zargs[@]}" > /tmp/za 2>&1
-  wait $pb; echo $? > /tmp/zp.rc
-  sed 's/^/# peer: /' /tmp/zp
-  t_expect "$name" "$want" "$(outcome /tmp/za)"
+  ip netns exec a timeout 30 zcddp-mpa -c -a "$ZC_IP_B" -p $PORT "${zargs[@]}" > $ZA 2>&1
+  wait $pb; echo $? > $ZP.rc
+  sed 's/^/# peer: /' $ZP
+  t_expect "$name" "$want" "$(outcome $ZA)"
 }
 peer_client "RTR Write from an RFC-built peer" ok p2p-ok --p2p write
 peer_client "RTR Write with CRC and markers from an RFC-built peer" ok p2p-ok-crc-markers --p2p write --crc --markers
@@ -183,19 +206,20 @@ peer_client "a silent initiator: ETIMEDOUT" ETIMEDOUT silent --timeout 1000
 ms=$(field /tmp/zb ms)
 [ "${ms:-99999}" -ge 900 ] && [ "${ms:-99999}" -lt 2500 ] && t_ok "timed out at the bound ($ms ms for 1000)" || t_fail "timed out at the bound" "${ms:-no} ms for 1000"
 t_expect "ZcddpStartupTimeout counted" $((before + 1)) "$(procv b ZcddpStartupTimeout)"
-peer_client "garbage instead of a request: EPROTO" EPROTO garbage
-peer_client "revision 3: EPROTO" EPROTO badrev
-peer_client "private data length 600: EPROTO" EPROTO longpd
-peer_client "data after the request before the reply: EPROTO" EPROTO extra
-peer_client "a close in the middle of the key: ECONNRESET" ECONNRESET close-mid
-peer_client "a Send RTR where Write was chosen: EPROTO" EPROTO p2p-wrong-rtr --p2p write
 before=$(procv b ZcddpCrcErrors)
-peer_client "an RTR with a bad CRC: EPROTO" EPROTO p2p-bad-crc --p2p write
-t_expect "ZcddpCrcErrors counted" $((before + 1)) "$(procv b ZcddpCrcErrors)"
-peer_server "a rejecting responder: ECONNREFUSED" ECONNREFUSED reject
-peer_server "a Request key in the reply: EPROTO" EPROTO wrong-key
-peer_server "a reply revision above the request's: EPROTO" EPROTO rev-up --rev 1
-peer_server "a reply asking for markers we refuse: ECONNREFUSED" ECONNREFUSED markers-reply --no-markers
+bg 1 peer_client "garbage instead of a request: EPROTO" EPROTO garbage
+bg 2 peer_client "revision 3: EPROTO" EPROTO badrev
+bg 3 peer_client "private data length 600: EPROTO" EPROTO longpd
+bg 4 peer_client "data after the request before the reply: EPROTO" EPROTO extra
+bg 5 peer_client "a close in the middle of the key: ECONNRESET" ECONNRESET close-mid
+bg 6 peer_client "a Send RTR where Write was chosen: EPROTO" EPROTO p2p-wrong-rtr --p2p write
+bg 7 peer_client "an RTR with a bad CRC: EPROTO" EPROTO p2p-bad-crc --p2p write
+bg 8 peer_server "a rejecting responder: ECONNREFUSED" ECONNREFUSED reject
+bg 9 peer_server "a Request key in the reply: EPROTO" EPROTO wrong-key
+bg 10 peer_server "a reply revision above the request's: EPROTO" EPROTO rev-up --rev 1
+bg 11 peer_server "a reply asking for markers we refuse: ECONNREFUSED" ECONNREFUSED markers-reply --no-markers
+bg_collect
+t_expect "ZcddpCrcErrors counted (the RTR's)" $((before + 1)) "$(procv b ZcddpCrcErrors)"
 peer_server "a silent responder: ETIMEDOUT" ETIMEDOUT silent --timeout 1000
 
 echo "# t=$(( $(date +%s) - t0 )) s: siw start-up"
@@ -267,7 +291,7 @@ echo "# t=$(( $(date +%s) - t0 )) s: data path with siw"
 # In-guest unmodified programs: the registration of the other side is
 # siw's; the data checked by -V on the client side.
 siw_ping() {
-  local name=$1 size=$2 count=$3 crc=$4
+  local name=$1 size=$2 count=$3 crc=$4 t=$SECONDS
   ip netns exec b timeout 120 rping -s -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" > /tmp/rs 2>&1 &
   local pb=$!
   listening b $PORT
@@ -276,9 +300,10 @@ siw_ping() {
   wait $pb
   [ $rc = 0 ] || sed 's/^/# client: /' /tmp/pc | tail -n 3
   t_expect "$name" "0 $count pings" "$rc $(grep -o '^client [0-9]* pings' /tmp/pc | cut -d' ' -f2-)"
+  echo "# $((SECONDS - t)) s"
 }
 rping_c() {
-  local name=$1 size=$2 count=$3 crc=$4
+  local name=$1 size=$2 count=$3 crc=$4 t=$SECONDS
   ip netns exec b timeout 120 zcddp-ping -s -a "$ZC_IP_B" -p $PORT -S "$size" $crc > /tmp/ps 2>&1 &
   local pb=$!
   listening b $PORT
@@ -289,6 +314,7 @@ rping_c() {
   [ $rc = 0 ] || sed 's/^/# rping: /' /tmp/rc.err | tail -n 3
   t_expect "$name" "0 $count" "$rc $(grep -c '^ping data: rdma-ping' /tmp/rc)"
   t_expect "  zcddp-ping served them" "server $count pings" "$(grep -o '^server [0-9]* pings' /tmp/ps)"
+  echo "# $((SECONDS - t)) s"
 }
 if [ -e /sys/class/infiniband/siwb ]; then
   siw_ping "zcddp-ping -c -V to rping -s on siw, 64 B x 1000" 64 1000 ""
@@ -304,34 +330,63 @@ echo "# t=$(( $(date +%s) - t0 )) s: data path security"
 # ("layer etype ecode", or "none"), and the registration unchanged.
 data_case() {
   local name=$1 want=$2 access=$3 mode=$4 keep=${5:-unchanged}
-  ip netns exec b timeout 30 zcddp-mpa -s -a "$ZC_IP_B" -p $PORT --serve 800 "$access" > /tmp/zb 2>&1 &
+  ip netns exec b timeout 30 zcddp-mpa -s -a "$ZC_IP_B" -p $PORT --serve 10000 "$access" > $ZB 2>&1 &
   local pb=$!
   listening b $PORT
-  ip netns exec a timeout 30 python3 "$PEER" data "$ZC_IP_B" $PORT "$mode" /tmp/zb /tmp/zb2 > /tmp/zp 2>&1
+  ip netns exec a timeout 30 python3 "$PEER" data "$ZC_IP_B" $PORT "$mode" $ZB /tmp/zb2 > $ZP 2>&1
   wait $pb
-  sed 's/^/# peer: /' /tmp/zp
+  sed 's/^/# peer: /' $ZP
   local got
-  got=$(awk '$1 == "term" { split($2, a, "="); split($3, b, "="); split($4, c, "="); print a[2], b[2], c[2]; f = 1 } END { if (!f) print "none" }' /tmp/zp)
+  got=$(awk '$1 == "term" { split($2, a, "="); split($3, b, "="); split($4, c, "="); print a[2], b[2], c[2]; f = 1 } END { if (!f) print "none" }' $ZP)
   t_expect "$name: Terminate (layer etype ecode)" "$want" "$got"
   local h0 h1
-  h0=$(grep -o 'hash0=[0-9a-f]*' /tmp/zb | cut -d= -f2) h1=$(grep -o ' hash=[0-9a-f]*' /tmp/zb | cut -d= -f2)
+  h0=$(grep -o 'hash0=[0-9a-f]*' $ZB | cut -d= -f2) h1=$(grep -o ' hash=[0-9a-f]*' $ZB | cut -d= -f2)
   if [ "$keep" = unchanged ]; then
     t_expect "$name: registered memory unchanged" "$h0" "${h1:-none}"
   else
     [ -n "$h1" ] && [ "$h0" != "$h1" ] && t_ok "$name: registered memory written" || t_fail "$name: registered memory written" "$h0 -> ${h1:-none}"
   fi
 }
-data_case "Write inside the region" none lwr write-ok written
-t_expect "  the Send after it completed (wr 77, 12 bytes) with its text" "1 hello zcddp" \
-  "$(grep -c 'cqe wr_id=77 opcode=5 status=0 len=12' /tmp/zb) $(grep -o 'recv=.*' /tmp/zb | cut -d= -f2)"
-data_case "Write inside the region, CRC" none lwr write-ok-crc written
-data_case "Write past the end" "1 1 1" lwr write-oob
-data_case "Write below the base" "1 1 1" lwr write-below
-data_case "Write to an unknown STag" "1 1 0" lwr write-badstag
-data_case "Write to a deregistered STag" "1 1 0" lwr write-dead
+before=$(procv b ZcddpCrcErrors)
+write_ok() {
+  data_case "Write inside the region" none lwr write-ok written
+  t_expect "  the Send after it completed (wr 77, 12 bytes) with its text" "1 hello zcddp" \
+    "$(grep -c 'cqe wr_id=77 opcode=5 status=0 len=12' $ZB) $(grep -o 'recv=.*' $ZB | cut -d= -f2)"
+}
+read_ok() {
+  data_case "Read inside the region" none lwr read-ok
+  t_expect "  the Read Response carried the registered bytes" 1 "$(grep -c 'readresp .* ok=1' $ZP)"
+}
+bg 1 write_ok
+bg 2 data_case "Write inside the region, CRC" none lwr write-ok-crc written
+bg 3 data_case "Write past the end" "1 1 1" lwr write-oob
+bg 4 data_case "Write below the base" "1 1 1" lwr write-below
+bg 5 data_case "Write to an unknown STag" "1 1 0" lwr write-badstag
+bg 6 data_case "Write to a deregistered STag" "1 1 0" lwr write-dead
+bg 7 data_case "Write without remote write access" "0 1 2" lr write-noaccess
+bg 8 data_case "Write wrapping the TO space" "1 1 3" lwr write-wrap
+bg 9 read_ok
+bg 10 data_case "Read past the end" "0 1 1" lwr read-oob
+bg 11 data_case "Read without remote read access" "0 1 2" lw read-noaccess
+bg 12 data_case "a second Send with one receive posted" "1 2 2" lwr send-nobuf
+bg 13 data_case "a Send longer than the receive" "1 2 5" lwr send-toolong
+bg 14 data_case "a Send with an MSN ahead" "1 2 2" lwr send-badmsn
+bg 15 data_case "an unknown opcode" "0 2 6" lwr bad-opcode
+bg 16 data_case "an untagged queue number 5" "1 2 1" lwr bad-qn
+bg 17 data_case "a DDP version 2" "1 2 6" lwr bad-version
+bg 18 data_case "a truncated DDP header" "2 0 3" lwr truncated
+bg 19 data_case "a bad CRC" "2 0 2" lwr bad-crc-crc
+bg 20 data_case "an FPDU announced at 65535 bytes and never finished" none lwr huge-length
+send_inv() {
+  data_case "Send with SE and Invalidate, then a Write to the STag" "1 1 0" lwr send-inv
+  t_expect "  the receive completed solicited and invalidated (flags 3)" 1 "$(grep -c 'cqe wr_id=77 opcode=5 status=0 len=4 flags=3' $ZB)"
+}
+bg 21 send_inv
+bg_collect
+t_expect "ZcddpCrcErrors counted (the bad CRC)" $((before + 1)) "$(procv b ZcddpCrcErrors)"
 # Another connection's STag: a second zcddp socket (port+1) registers too;
 # its STag and address, named on the first connection, are unknown there.
-ip netns exec b timeout 30 zcddp-mpa -s -a "$ZC_IP_B" -p $((PORT + 1)) --serve 2500 lwr > /tmp/zb2 2>&1 &
+ip netns exec b timeout 30 zcddp-mpa -s -a "$ZC_IP_B" -p $((PORT + 1)) --serve 3000 lwr > /tmp/zb2 2>&1 &
 pb2=$!
 listening b $((PORT + 1))
 ip netns exec a timeout 30 python3 "$PEER" data "$ZC_IP_B" $((PORT + 1)) idle /tmp/zb2 > /dev/null 2>&1 &
@@ -340,23 +395,6 @@ data_case "Write to another connection's STag" "1 1 0" lwr write-other
 wait $pi $pb2
 t_expect "  the other connection's memory unchanged" \
   "$(grep -o 'hash0=[0-9a-f]*' /tmp/zb2 | cut -d= -f2)" "$(grep -o ' hash=[0-9a-f]*' /tmp/zb2 | cut -d= -f2)"
-data_case "Write without remote write access" "0 1 2" lr write-noaccess
-data_case "Write wrapping the TO space" "1 1 3" lwr write-wrap
-data_case "Read inside the region" none lwr read-ok
-t_expect "  the Read Response carried the registered bytes" 1 "$(grep -c 'readresp .* ok=1' /tmp/zp)"
-data_case "Read past the end" "0 1 1" lwr read-oob
-data_case "Read without remote read access" "0 1 2" lw read-noaccess
-data_case "a second Send with one receive posted" "1 2 2" lwr send-nobuf
-data_case "a Send longer than the receive" "1 2 5" lwr send-toolong
-data_case "a Send with an MSN ahead" "1 2 2" lwr send-badmsn
-data_case "an unknown opcode" "0 2 6" lwr bad-opcode
-data_case "an untagged queue number 5" "1 2 1" lwr bad-qn
-data_case "a DDP version 2" "1 2 6" lwr bad-version
-data_case "a truncated DDP header" "2 0 3" lwr truncated
-before=$(procv b ZcddpCrcErrors)
-data_case "a bad CRC" "2 0 2" lwr bad-crc-crc
-t_expect "  ZcddpCrcErrors counted" $((before + 1)) "$(procv b ZcddpCrcErrors)"
-data_case "an FPDU announced at 65535 bytes and never finished" none lwr huge-length
 t_expect "Terminates sent and counted" "yes" "$([ "$(procv b ZcddpTerminatesSent)" -ge 15 ] && echo yes || procv b ZcddpTerminatesSent)"
 
 # Registrations go with the socket: the release runs on a workqueue.

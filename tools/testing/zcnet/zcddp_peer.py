@@ -216,6 +216,11 @@ def data(s, mode, path):
         # Another connection's registration, named on this one.
         other = mr_line(sys.argv[6])
         send(tagged(0, other["stag"], other["addr"], True) + b"X" * 8)
+    elif m == "send-inv":
+        # Send with Solicited Event and Invalidate of the registration,
+        # then a Write to it: the STag is dead by then.
+        send(bytes([0x41, 0x40 | 6]) + struct.pack(">IIII", stag, 0, 1, 0) + b"inv\0")
+        send(tagged(0, stag, base, True) + b"X" * 8)
     elif m == "write-ok":
         send(tagged(0, stag, base + 100, True) + b"W" * 50)
         send(untagged(3, 0, 1, 0) + b"hello zcddp\0")
