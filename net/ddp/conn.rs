@@ -12,6 +12,7 @@ use kernel::{
     prelude::*,
     sync::{
         atomic::{Atomic, Relaxed},
+        lock::{mutex::MutexBackend, Guard},
         Mutex,
     },
 };
@@ -103,10 +104,21 @@ impl Ctx {
 
     /// Start-up done: RDMA mode with `info`.
     pub(crate) fn ready(&self, info: &Info, setup: &Setup) -> Result {
-        self.qp.lock().start(setup)?;
+        self.qp().ok_or(EAGAIN)?.start(setup)?;
         self.info.store(info.pack(), Relaxed);
         self.state.store(uapi::STATE_RTS, Relaxed);
         Ok(())
+    }
+
+    /// The data path's state, if no other thread is inside it.
+    ///
+    /// Always taken with the socket locked, and never waited for: a thread
+    /// whose send waits for TCP's send space holds it while the socket lock
+    /// is released and retaken (`sk_stream_wait_memory`), so waiting for it
+    /// with the socket locked could deadlock. Another thread's verb gets
+    /// `EAGAIN` meanwhile.
+    pub(crate) fn qp(&self) -> Option<Guard<'_, Qp, MutexBackend>> {
+        self.qp.try_lock()
     }
 
     /// Start-up failed with `e`.

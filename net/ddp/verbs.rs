@@ -27,7 +27,7 @@ pub(crate) fn call(sk: &Locked<'_>, ctx: &Ctx, name: i32, val: &[u8]) -> Result 
     match name {
         uapi::REG_MR => {
             let r = uapi::RegMr::parse(val).ok_or(EINVAL)?;
-            let mut qp = ctx.qp.lock();
+            let mut qp = ctx.qp().ok_or(EAGAIN)?;
             let stag = qp.reg_mr(sk, r.addr, r.len, r.access)?;
             if let Err(e) = put_u32(r.stag_out, stag) {
                 // Nobody learns the STag: undo.
@@ -38,15 +38,17 @@ pub(crate) fn call(sk: &Locked<'_>, ctx: &Ctx, name: i32, val: &[u8]) -> Result 
         }
         uapi::DEREG_MR => {
             let b: [u8; 4] = val.get(..4).and_then(|b| b.try_into().ok()).ok_or(EINVAL)?;
-            ctx.qp.lock().dereg_mr(u32::from_ne_bytes(b))
+            ctx.qp().ok_or(EAGAIN)?.dereg_mr(u32::from_ne_bytes(b))
         }
         uapi::POST_RECV => {
             let r = uapi::Recv::parse(val).ok_or(EINVAL)?;
-            ctx.qp.lock().post_recv(sk, r.wr_id, r.addr, r.len, r.lkey)
+            ctx.qp()
+                .ok_or(EAGAIN)?
+                .post_recv(sk, r.wr_id, r.addr, r.len, r.lkey)
         }
         uapi::POST_SEND => {
             let w = uapi::Send::parse(val).ok_or(EINVAL)?;
-            ctx.qp.lock().post_send(sk, &w)
+            ctx.qp().ok_or(EAGAIN)?.post_send(sk, &w)
         }
         uapi::POLL_CQ => poll(sk, ctx, &uapi::Poll::parse(val).ok_or(EINVAL)?),
         _ => Err(crate::errno::enoprotoopt()),
@@ -61,31 +63,32 @@ fn poll(sk: &Locked<'_>, ctx: &Ctx, p: &uapi::Poll) -> Result {
     }
     let mut d = Deadline::after_ms(p.timeout_ms.min(POLL_MAX_MS));
     loop {
-        {
-            let mut qp = ctx.qp.lock();
-            qp.pump(sk);
-            if qp.done_waiting() || p.timeout_ms == 0 {
-                let cqes = qp.take_cqes(p.max as usize);
-                if cqes.is_empty() {
-                    qp.error()?;
-                }
-                let mut w = UserSlice::new(
-                    UserPtr::from_addr(p.cqe as usize),
-                    cqes.len() * core::mem::size_of::<crate::zcnet::ext::zcddp_cqe>(),
-                )
-                .writer();
-                for c in cqes.iter() {
-                    w.write_slice(&uapi::cqe_bytes(c))?;
-                }
-                return put_u32(p.count_out, cqes.len() as u32);
+        // Another thread inside the data path (a post waiting for send
+        // space): EAGAIN, as for the posts.
+        let mut qp = ctx.qp().ok_or(EAGAIN)?;
+        qp.pump(sk);
+        if qp.done_waiting() || p.timeout_ms == 0 {
+            let cqes = qp.take_cqes(p.max as usize);
+            if cqes.is_empty() {
+                qp.error()?;
             }
+            let mut w = UserSlice::new(
+                UserPtr::from_addr(p.cqe as usize),
+                cqes.len() * core::mem::size_of::<crate::zcnet::ext::zcddp_cqe>(),
+            )
+            .writer();
+            for c in cqes.iter() {
+                w.write_slice(&uapi::cqe_bytes(c))?;
+            }
+            return put_u32(p.count_out, cqes.len() as u32);
         }
+        drop(qp);
         match sk.wait(&mut d) {
             Ok(()) => {}
             Err(e) if e == ETIMEDOUT => return put_u32(p.count_out, 0),
             Err(e) if e == EINTR => return Err(e),
             // The connection ended: flush (the next round reports it).
-            Err(e) => ctx.qp.lock().fail_now(e.to_errno()),
+            Err(e) => ctx.qp().ok_or(EAGAIN)?.fail_now(e.to_errno()),
         }
     }
 }

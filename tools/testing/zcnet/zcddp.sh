@@ -238,8 +238,15 @@ if modprobe -a siw rdma_ucm 2>/dev/null &&
     t_expect "  siw answered revision 2, CRC ${crc:+on}${crc:-off}" "2 $([ -n "$crc" ] && echo 1 || echo 0)" \
       "$(field /tmp/za rev) $(field /tmp/za crc)"
   done
-  ip netns exec a timeout 20 zcddp-mpa -c -a "$ZC_IP_B" -p $PORT --p2p write,send --hold 200 > /tmp/za 2>&1
-  t_expect "zcddp initiator, peer-to-peer, to siw: Write RTR (2)" "ok 2" "$(outcome /tmp/za) $(field /tmp/za rtr)"
+  # siw waiting for an RTR takes sk_callback_lock with and without BHs
+  # off (siw_rtr_data_ready, siw_qp_llp_data_ready): lockdep reports it on
+  # the debug kernel, whoever the peer is; siw's bug, not exercised there.
+  if [ "${ZCNET_FLAVOUR:-default}" = debug ]; then
+    t_skip "zcddp initiator, peer-to-peer, to siw: Write RTR" "siw's own lockdep report on the debug kernel"
+  else
+    ip netns exec a timeout 20 zcddp-mpa -c -a "$ZC_IP_B" -p $PORT --p2p write,send --hold 200 > /tmp/za 2>&1
+    t_expect "zcddp initiator, peer-to-peer, to siw: Write RTR (2)" "ok 2" "$(outcome /tmp/za) $(field /tmp/za rtr)"
+  fi
   ip netns exec a timeout 20 zcddp-mpa -c -a "$ZC_IP_B" -p $PORT --markers > /tmp/za 2>&1
   t_expect "siw rejects markers: ECONNREFUSED" ECONNREFUSED "$(outcome /tmp/za)"
   ip netns exec a timeout 20 zcddp-mpa -c -a "$ZC_IP_B" -p $PORT --p2p send > /tmp/za 2>&1
