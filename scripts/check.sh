@@ -127,6 +127,8 @@ guest zcfrag-review veth
 guest zcfrag-native virtio2
 guest zcsock veth
 guest zcsock virtio2
+# zcddp: MPA start-up, the wire checked by an independent peer, siw interop.
+guest zcddp veth
 # The paper's Table 1 at a fifth of its size (the documented run used 100000:
 # tools/testing/zcnet/zcfrag-table1.sh, Documentation/networking/zcfrag.rst).
 guest zcfrag-table1 veth 20000

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! zcddp: DDP / RDMAP / MPA (iWARP wire format) beside kernel TCP.
+//! zcddp: DDP / RDMAP over MPA (the iWARP wire format) directly on kernel
+//! TCP (Documentation/networking/zcddp.rst).
 //!
-//! This is the skeleton its issue grows: it registers the TCP upper-layer
-//! protocol `zcddp` (so `setsockopt(SOL_TCP, TCP_ULP, "zcddp")` reaches this module
-//! and is refused with `EOPNOTSUPP` for now) and counts what it sees in
-//! `/sys/kernel/debug/zcddp/counters`.
+//! - `setsockopt(fd, SOL_TCP, TCP_ULP, "zcddp")` on a connected socket
+//!   attaches it ([`conn`]);
+//! - `setsockopt(SOL_ZCDDP, ZCDDP_STARTUP)` runs MPA start-up as initiator
+//!   or responder ([`startup`], decisions in `rust/wire/startup.rs`);
+//! - `getsockopt(SOL_ZCDDP, ZCDDP_INFO)` reports the outcome;
+//! - `/proc/net/zcddp_stat` counts per namespace ([`stat`]);
+//!   `/sys/kernel/debug/zcddp/counters` counts ULP attach calls.
 
 use kernel::{debugfs, prelude::*};
 
@@ -15,6 +19,8 @@ use kernel::{debugfs, prelude::*};
 #[allow(dead_code, unreachable_pub)]
 mod zcnet {
     pub mod counters;
+    pub mod ddp_mem;
+    pub mod ddp_sock;
     pub mod errno;
     pub mod ext;
     pub mod helpers;
@@ -23,54 +29,66 @@ mod zcnet {
     pub mod ulp;
 }
 
+/// The pure wire codecs (`rust/wire/`), shared with the user-space tests.
+#[path = "../../rust/wire/mod.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod wire;
+
+mod conn;
+mod errno;
+mod qp;
+mod startup;
+mod stat;
+mod uapi;
+mod verbs;
+
+use stat::{NAMES, NSTATS};
 use zcnet::counters::Counters;
+use zcnet::netstat::NetStat;
 
 module! {
     type: Module,
     name: "zcddp",
     authors: ["zcnet developers"],
-    description: "zcnet DDP/RDMAP/MPA layer (skeleton)",
+    description: "zcnet DDP/RDMAP/MPA layer on kernel TCP",
     license: "GPL",
+    alias: ["tcp-ulp-zcddp"],
 }
 
+/// The largest ULPDU zcddp sends (and takes, receiving).
+pub(crate) const TX_ULPDU_MAX: usize = 8192;
+
 const ULP_INIT_CALLS: usize = 0;
-const ULP_INIT_REFUSED: usize = 1;
-static COUNTERS: Counters<2> = Counters::new(&["ulp_init_calls", "ulp_init_refused"]);
+static COUNTERS: Counters<1> = Counters::new(&["ulp_init_calls"]);
 
-struct Ulp;
-
-#[vtable]
-impl zcnet::ulp::Ulp for Ulp {
-    const NAME: &'static CStr = c"zcddp";
-    type Ctx = ();
-
-    fn init(_sk: &zcnet::ulp::TcpSock) -> Result {
-        COUNTERS.inc(ULP_INIT_CALLS);
-        COUNTERS.inc(ULP_INIT_REFUSED);
-        Err(zcnet::errno::eopnotsupp())
-    }
+/// Counts a `setsockopt(TCP_ULP, "zcddp")`.
+pub(crate) fn count_init() {
+    COUNTERS.inc(ULP_INIT_CALLS);
 }
 
 #[pin_data]
 struct Module {
+    // Dropped in declaration order: the ULP goes before the counters it
+    // counts into.
     #[pin]
-    counters: debugfs::File<&'static Counters<2>>,
+    ulp: zcnet::ulp::Registration<conn::ZcDdp>,
+    // After the sockets: drains the registrations' releases.
+    _release: zcnet::ddp_mem::ReleaseQueue,
+    _stats: NetStat<NSTATS>,
     #[pin]
-    ulp: zcnet::ulp::Registration<Ulp>,
+    counters: debugfs::File<&'static Counters<1>>,
     _dir: debugfs::Dir,
 }
 
 impl kernel::InPlaceModule for Module {
     fn init(module: &'static ThisModule) -> impl PinInit<Self, Error> {
         let dir = debugfs::Dir::new(c"zcddp");
-        pr_info!(
-            "loaded on Linux {}\n",
-            zcnet::helpers::kernel_release().to_str().unwrap_or("?")
-        );
         try_pin_init!(Self {
             counters <- dir.read_only_file(c"counters", &COUNTERS),
-            ulp <- zcnet::ulp::Registration::register(module),
             _dir: dir,
+            _stats: NetStat::register(c"zcddp_stat", NAMES)?,
+            _release: zcnet::ddp_mem::ReleaseQueue::new()?,
+            ulp <- zcnet::ulp::Registration::register(module),
         })
     }
 }

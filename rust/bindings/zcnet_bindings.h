@@ -21,6 +21,8 @@
 
 /* The C helpers of rust/helpers/, one header each. */
 #include "../helpers/bh.h"
+#include "../helpers/ddp_mem.h"
+#include "../helpers/ddp_sock.h"
 #include "../helpers/mapdev.h"
 #include "../helpers/netdev.h"
 #include "../helpers/netstat.h"
@@ -36,3 +38,4 @@
 #include "../helpers/vnet.h"
 #include "../../include/uapi/zcnet/zcfrag.h"
 #include "../../include/uapi/zcnet/zcsock.h"
+#include "../../include/uapi/linux/zcddp.h"

@@ -15,4 +15,5 @@ pub mod ipv4;
 pub mod mpa;
 pub mod rdmap;
 pub mod spec;
+pub mod startup;
 pub mod terminate;

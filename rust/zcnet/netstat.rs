@@ -83,6 +83,15 @@ impl<'a> Net<'a> {
     }
 }
 
+impl Net<'_> {
+    /// A counted reference to the namespace, to count into it later (from
+    /// an object that outlives the call).
+    pub fn to_ref(self) -> NetRef {
+        // SAFETY: By the type invariant the namespace is alive for the call.
+        unsafe { NetRef::get(self.0.as_ptr()) }
+    }
+}
+
 impl NetRef {
     /// The namespace, borrowed.
     pub fn net(&self) -> Net<'_> {

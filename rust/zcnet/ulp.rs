@@ -280,6 +280,25 @@ impl Drop for SockGuard<'_> {
     }
 }
 
+/// A socket its caller holds locked (`lock_sock`) for the borrow: what a
+/// ULP's option callbacks get, for calls that need the lock held
+/// (`rust/zcnet/ddp_sock.rs`).
+///
+/// # Invariants
+///
+/// The socket is locked by the current thread while borrowed (the lock may
+/// be released and retaken inside a call that waits, as `sk_wait_data`
+/// does).
+pub struct Locked<'a>(&'a TcpSock);
+
+impl core::ops::Deref for Locked<'_> {
+    type Target = TcpSock;
+
+    fn deref(&self) -> &TcpSock {
+        self.0
+    }
+}
+
 /// Whether all of `len` bytes of the caller's memory at `uaddr` lie in
 /// readable mappings (nothing is faulted in).
 pub fn user_readable(uaddr: usize, len: usize) -> bool {
@@ -361,6 +380,12 @@ pub trait Ulp: Sync + 'static {
     /// `setsockopt(SOL, name)` with the value's bytes (at most 64), socket locked.
     fn setopt(_sk: &TcpSock, _ctx: &Self::Ctx, _name: i32, _val: &[u8]) -> Result {
         Err(super::errno::enoprotoopt())
+    }
+
+    /// [`Ulp::setopt`] with the lock visible ([`Locked`]), for options that
+    /// do I/O on the socket; calls `setopt` unless implemented.
+    fn setopt_locked(sk: &Locked<'_>, ctx: &Self::Ctx, name: i32, val: &[u8]) -> Result {
+        Self::setopt(sk, ctx, name, val)
     }
 
     /// `getsockopt(SOL, name)` into `out` (64 bytes), socket locked: the
@@ -649,7 +674,8 @@ impl<T: Ulp> Adapter<T> {
         };
         // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
         match unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
-            Some(h) => match T::setopt(s, &h.ctx, name, v) {
+            // INVARIANT: TCP's setsockopt path locked the socket for the call.
+            Some(h) => match T::setopt_locked(&Locked(s), &h.ctx, name, v) {
                 Ok(()) => 0,
                 Err(e) => e.to_errno(),
             },

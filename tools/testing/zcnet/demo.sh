@@ -35,7 +35,7 @@ for name in ("zcsock", "zcddp"):
     try:
         s.setsockopt(socket.IPPROTO_TCP, 31, name.encode()); print(name, "attached")
     except OSError as e:
-        print("setsockopt(TCP_ULP, %s): %s (data paths not implemented yet)" % (name, e.strerror))'
+        print("setsockopt(TCP_ULP, %s): %s (zcddp needs a connected socket)" % (name, e.strerror))'
 run cat /proc/net/zcsock_stat
 say "unload (the zcfrag devices go with the module)"
 for m in zcddp zcsock zcfrag; do run rmmod $m; done

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The ULP `zcddp`: per-socket state, its options (`SOL_ZCDDP`), and the
+//! data calls (plain send/recv are refused: the stream is DDP's).
+
+use crate::qp::{Qp, Setup};
+use crate::stat::{self, s};
+use crate::zcnet::ulp::{Locked, Msg, TcpSock, Ulp};
+use crate::{errno, uapi};
+use kernel::{
+    new_mutex,
+    prelude::*,
+    sync::{
+        atomic::{Atomic, Relaxed},
+        lock::{mutex::MutexBackend, Guard},
+        Mutex,
+    },
+};
+
+/// The negotiated parameters, as `struct zcddp_info` reports them.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Info {
+    pub(crate) role: u32,
+    pub(crate) revision: u8,
+    pub(crate) crc: bool,
+    pub(crate) markers_tx: bool,
+    pub(crate) markers_rx: bool,
+    pub(crate) p2p: bool,
+    pub(crate) rtr: u8,
+    pub(crate) peer_pd_len: u16,
+    pub(crate) ird: u16,
+    pub(crate) ord: u16,
+}
+
+impl Info {
+    /// Packs into a word (for one atomic store).
+    fn pack(&self) -> u64 {
+        let b = |v: bool, at: u32| u64::from(v) << at;
+        u64::from(self.role & 3)
+            | u64::from(self.revision & 3) << 2
+            | b(self.crc, 4)
+            | b(self.markers_tx, 5)
+            | b(self.markers_rx, 6)
+            | b(self.p2p, 7)
+            | u64::from(self.rtr & 7) << 8
+            | u64::from(self.peer_pd_len & 0x3ff) << 12
+            | u64::from(self.ird & 0x3fff) << 22
+            | u64::from(self.ord & 0x3fff) << 36
+    }
+
+    fn unpack(w: u64) -> Self {
+        let bit = |at: u32| w >> at & 1 != 0;
+        Self {
+            role: (w & 3) as u32,
+            revision: (w >> 2 & 3) as u8,
+            crc: bit(4),
+            markers_tx: bit(5),
+            markers_rx: bit(6),
+            p2p: bit(7),
+            rtr: (w >> 8 & 7) as u8,
+            peer_pd_len: (w >> 12 & 0x3ff) as u16,
+            ird: (w >> 22 & 0x3fff) as u16,
+            ord: (w >> 36 & 0x3fff) as u16,
+        }
+    }
+}
+
+/// The state of one zcddp socket. Changed only with the socket locked;
+/// atomics so that the state is readable through a shared reference.
+pub(crate) struct Ctx {
+    /// `ZCDDP_STATE_*`.
+    state: Atomic<u32>,
+    /// [`Info::pack`], valid in `ZCDDP_STATE_RTS` (and for the role once
+    /// start-up began).
+    info: Atomic<u64>,
+    /// The positive errno of a failed start-up.
+    error: Atomic<i32>,
+    /// The data path, from start-up on.
+    pub(crate) qp: Pin<KBox<Mutex<Qp>>>,
+}
+
+impl Ctx {
+    fn new() -> Result<Self> {
+        Ok(Self {
+            state: Atomic::new(uapi::STATE_IDLE),
+            info: Atomic::new(0),
+            error: Atomic::new(0),
+            qp: KBox::pin_init(new_mutex!(Qp::new()), GFP_KERNEL)?,
+        })
+    }
+
+    /// Claims the socket for start-up: `EALREADY` when it ran or runs.
+    pub(crate) fn begin(&self) -> Result {
+        self.state
+            .cmpxchg(uapi::STATE_IDLE, uapi::STATE_STARTING, Relaxed)
+            .map(|_| ())
+            .map_err(|_| errno::ealready())
+    }
+
+    /// Back to idle (start-up did not touch the stream).
+    pub(crate) fn abandon(&self) {
+        self.state.store(uapi::STATE_IDLE, Relaxed);
+    }
+
+    /// Start-up done: RDMA mode with `info`.
+    pub(crate) fn ready(&self, info: &Info, setup: &Setup) -> Result {
+        self.qp().ok_or(EAGAIN)?.start(setup)?;
+        self.info.store(info.pack(), Relaxed);
+        self.state.store(uapi::STATE_RTS, Relaxed);
+        Ok(())
+    }
+
+    /// The data path's state, if no other thread is inside it.
+    ///
+    /// Always taken with the socket locked, and never waited for: a thread
+    /// whose send waits for TCP's send space holds it while the socket lock
+    /// is released and retaken (`sk_stream_wait_memory`), so waiting for it
+    /// with the socket locked could deadlock. Another thread's verb gets
+    /// `EAGAIN` meanwhile.
+    pub(crate) fn qp(&self) -> Option<Guard<'_, Qp, MutexBackend>> {
+        self.qp.try_lock()
+    }
+
+    /// Start-up failed with `e`.
+    pub(crate) fn failed(&self, role: u32, e: Error) {
+        self.info.store(
+            Info {
+                role,
+                ..Info::default()
+            }
+            .pack(),
+            Relaxed,
+        );
+        self.error.store(-e.to_errno(), Relaxed);
+        self.state.store(uapi::STATE_ERROR, Relaxed);
+    }
+
+    fn snapshot(&self) -> uapi::ZcddpInfo {
+        let state = self.state.load(Relaxed);
+        let i = Info::unpack(self.info.load(Relaxed));
+        uapi::ZcddpInfo {
+            state,
+            role: i.role,
+            revision: i.revision,
+            crc: i.crc.into(),
+            markers_tx: i.markers_tx.into(),
+            markers_rx: i.markers_rx.into(),
+            p2p: i.p2p.into(),
+            rtr: i.rtr,
+            peer_pd_len: i.peer_pd_len,
+            ird: i.ird,
+            ord: i.ord,
+            error: if state == uapi::STATE_ERROR {
+                self.error.load(Relaxed)
+            } else {
+                0
+            },
+        }
+    }
+}
+
+/// The ULP.
+pub(crate) struct ZcDdp;
+
+#[vtable]
+impl Ulp for ZcDdp {
+    const NAME: &'static CStr = c"zcddp";
+    const SOL: i32 = uapi::SOL_ZCDDP;
+    type Ctx = Ctx;
+
+    fn init(sk: &TcpSock) -> Result<Ctx> {
+        crate::count_init();
+        // On a connected socket only: a listener's children would need
+        // their own start-up, which the application runs on each.
+        if !sk.established() {
+            return Err(errno::enotconn());
+        }
+        stat::add(sk.net(), s::CURR_SOCKETS, 1);
+        Ctx::new()
+    }
+
+    fn release(sk: &TcpSock, _ctx: &Ctx) {
+        stat::add(sk.net(), s::CURR_SOCKETS, -1);
+    }
+
+    fn sendmsg(_sk: &TcpSock, _ctx: &Ctx, _msg: &mut Msg, _size: usize) -> i32 {
+        errno::eopnotsupp().to_errno()
+    }
+
+    fn recvmsg(_sk: &TcpSock, _ctx: &Ctx, _msg: &mut Msg, _len: usize, _flags: i32) -> i32 {
+        errno::eopnotsupp().to_errno()
+    }
+
+    fn setopt_locked(sk: &Locked<'_>, ctx: &Ctx, name: i32, val: &[u8]) -> Result {
+        match name {
+            uapi::ZCDDP_STARTUP => crate::startup::run(sk, ctx, val),
+            uapi::ZCDDP_INFO => Err(EINVAL),
+            uapi::REG_MR | uapi::DEREG_MR | uapi::POST_RECV | uapi::POST_SEND | uapi::POLL_CQ => {
+                crate::verbs::call(sk, ctx, name, val)
+            }
+            _ => Err(errno::enoprotoopt()),
+        }
+    }
+
+    fn getopt(_sk: &TcpSock, ctx: &Ctx, name: i32, out: &mut [u8]) -> Result<usize> {
+        match name {
+            uapi::ZCDDP_INFO => {
+                let b = ctx.snapshot().to_bytes();
+                let n = b.len().min(out.len());
+                out[..n].copy_from_slice(&b[..n]);
+                Ok(n)
+            }
+            _ => Err(errno::enoprotoopt()),
+        }
+    }
+}

@@ -1,0 +1,792 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The verbs and the data path of one connection (RFC 5040/5041 over MPA),
+//! run in the caller's context with the socket locked: posts send at once
+//! (FPDUs built from the registered pages, copied into TCP), and inbound
+//! FPDUs are taken from the socket and processed by every verb call and by
+//! the completion wait, so a peer's RDMA Read or Write is served while the
+//! application waits for completions (as rping does).
+//!
+//! Every check -- the STag is this connection's and valid, the access
+//! right, the bounds, the MSN and MO, the queue -- is made before a byte is
+//! placed; any failure ends the connection with a Terminate carrying the
+//! RFC's layer, type and code, flushes the posted work, and the verbs then
+//! fail with `EPROTO` (`ECONNRESET` when the peer terminated).
+//!
+//! Memory per connection: the FPDU assembly buffer (one largest FPDU,
+//! 64 KiB), a staging and a transmit buffer, and bounded queues
+//! (`ZCDDP_RQ_DEPTH`, `ZCDDP_CQ_DEPTH`, ORD, `ZCDDP_MR_MAX`).
+
+use crate::errno;
+use crate::stat::{self, s};
+use crate::uapi;
+use crate::wire::{
+    ddp::{self, Header},
+    mpa::{self, FpduError, FpduParser, Framing},
+    rdmap::{self, Opcode, ReadRequest, Segment},
+    terminate::{Layout, TermCode, Terminate},
+};
+use crate::zcnet::ddp_mem::Mr;
+use crate::zcnet::ddp_sock::Deadline;
+use crate::zcnet::netstat::NetRef;
+use crate::zcnet::ulp::Locked;
+use kernel::prelude::*;
+
+/// Payload bytes per FPDU this side sends (siw sends about an MSS).
+const TX_PAYLOAD: usize = 4096;
+/// The transmit buffer: one FPDU of `TX_PAYLOAD` with header, pad, CRC and
+/// markers.
+const TX_BUF: usize = TX_PAYLOAD + 64 + (TX_PAYLOAD / 512 + 2) * mpa::MARKER_LEN;
+/// Bytes taken from the socket at once.
+const STAGE: usize = 16384;
+/// How long a post may wait for TCP's send buffer.
+const TX_WAIT_MS: u32 = 10000;
+
+/// One registration of this connection.
+struct Region {
+    stag: u32,
+    base: u64,
+    len: u64,
+    access: u32,
+    valid: bool,
+    mr: Mr,
+    net: NetRef,
+}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        stat::add(self.net.net(), s::REGISTRATIONS, -1);
+        stat::add(self.net.net(), s::PINNED_PAGES, -(self.mr.pages() as i64));
+    }
+}
+
+/// A posted receive.
+struct Recv {
+    wr_id: u64,
+    addr: u64,
+    len: u32,
+    lkey: u32,
+}
+
+/// An RDMA Read we issued, waiting for its response.
+struct ReadOut {
+    wr_id: u64,
+    addr: u64,
+    len: u32,
+    lkey: u32,
+    got: u32,
+}
+
+/// A completion (`struct zcddp_cqe`).
+#[derive(Clone, Copy)]
+pub(crate) struct Cqe {
+    pub(crate) wr_id: u64,
+    pub(crate) opcode: u32,
+    pub(crate) status: u32,
+    pub(crate) byte_len: u32,
+    pub(crate) flags: u32,
+    pub(crate) inv_stag: u32,
+}
+
+/// What a connection runs with (from start-up).
+pub(crate) struct Setup {
+    pub(crate) tx: Framing,
+    pub(crate) rx: Framing,
+    pub(crate) tx_pos: u32,
+    pub(crate) rx_pos: u32,
+    pub(crate) send_msn: u32,
+    pub(crate) recv_msn: u32,
+    pub(crate) read_msn_in: u32,
+    pub(crate) ird: u16,
+    pub(crate) ord: u16,
+}
+
+/// The state of the data path.
+pub(crate) struct Qp {
+    live: bool,
+    /// The error the verbs return once the connection failed (negative).
+    error: i32,
+    tx: Framing,
+    tx_pos: u32,
+    send_msn: u32,
+    read_msn_out: u32,
+    recv_msn: u32,
+    read_msn_in: u32,
+    ird: u16,
+    ord: u16,
+    rq: KVec<Recv>,
+    orq: KVec<ReadOut>,
+    cq: KVec<Cqe>,
+    regions: KVec<Region>,
+    next_key: u8,
+    parser: Option<FpduParser>,
+    fbuf: KVVec<u8>,
+    stage: KVVec<u8>,
+    txbuf: KVVec<u8>,
+}
+
+/// How a segment failed: the Terminate to send.
+struct Fault(TermCode);
+
+impl From<ddp::DdpError> for Fault {
+    fn from(e: ddp::DdpError) -> Self {
+        Fault(e.term_code())
+    }
+}
+
+impl Qp {
+    pub(crate) fn new() -> Self {
+        Self {
+            live: false,
+            error: 0,
+            tx: Framing::default(),
+            tx_pos: 0,
+            send_msn: 1,
+            read_msn_out: 1,
+            recv_msn: 1,
+            read_msn_in: 1,
+            ird: 0,
+            ord: 0,
+            rq: KVec::new(),
+            orq: KVec::new(),
+            cq: KVec::new(),
+            regions: KVec::new(),
+            next_key: 0,
+            parser: None,
+            fbuf: KVVec::new(),
+            stage: KVVec::new(),
+            txbuf: KVVec::new(),
+        }
+    }
+
+    /// Start-up done: RDMA mode.
+    pub(crate) fn start(&mut self, s: &Setup) -> Result {
+        self.fbuf = KVVec::from_elem(0u8, mpa::fpdu_len(mpa::MAX_ULPDU_LEN), GFP_KERNEL)?;
+        self.stage = KVVec::from_elem(0u8, STAGE, GFP_KERNEL)?;
+        self.txbuf = KVVec::from_elem(0u8, TX_BUF, GFP_KERNEL)?;
+        self.rq.reserve(uapi::RQ_DEPTH, GFP_KERNEL)?;
+        self.cq.reserve(uapi::CQ_DEPTH, GFP_KERNEL)?;
+        self.orq.reserve(usize::from(s.ord), GFP_KERNEL)?;
+        self.parser = Some(FpduParser::new(s.rx, s.rx_pos).map_err(|_| EINVAL)?);
+        self.tx = s.tx;
+        self.tx_pos = s.tx_pos;
+        self.send_msn = s.send_msn;
+        self.recv_msn = s.recv_msn;
+        self.read_msn_in = s.read_msn_in;
+        self.ird = s.ird;
+        self.ord = s.ord;
+        self.live = true;
+        Ok(())
+    }
+
+    fn ready(&self) -> Result {
+        if self.error != 0 {
+            return Err(Error::from_errno(self.error));
+        }
+        if !self.live {
+            return Err(errno::enotconn());
+        }
+        Ok(())
+    }
+
+    /// Work posted and not completed, plus completions not polled.
+    fn outstanding(&self) -> usize {
+        self.rq.len() + self.orq.len() + self.cq.len()
+    }
+
+    fn region(&mut self, stag: u32) -> Option<&mut Region> {
+        self.regions.iter_mut().find(|r| r.stag == stag && r.valid)
+    }
+
+    // ---- registration ----
+
+    /// `ZCDDP_REG_MR`: the new STag.
+    pub(crate) fn reg_mr(
+        &mut self,
+        sk: &Locked<'_>,
+        addr: u64,
+        len: u64,
+        access: u32,
+    ) -> Result<u32> {
+        let all = uapi::ACCESS_LOCAL_WRITE | uapi::ACCESS_REMOTE_WRITE | uapi::ACCESS_REMOTE_READ;
+        if access & !all != 0 || len == 0 || len > isize::MAX as u64 {
+            return Err(EINVAL);
+        }
+        // Dead registrations go first; then the limit.
+        self.regions.retain(|r| r.valid);
+        if self.regions.len() >= uapi::MR_MAX {
+            return Err(errno::enospc());
+        }
+        let write = access & (uapi::ACCESS_LOCAL_WRITE | uapi::ACCESS_REMOTE_WRITE) != 0;
+        let mr = Mr::pin(addr as usize, len as usize, write)?;
+        // STag: an index-free key; never 0 or 1 (the RTR's).
+        let stag = loop {
+            self.next_key = self.next_key.wrapping_add(1);
+            let cand = ((addr as u32 >> 12) << 8 | u32::from(self.next_key)).wrapping_add(0x100);
+            if cand > 1 && !self.regions.iter().any(|r| r.stag == cand) {
+                break cand;
+            }
+        };
+        let net = sk.net();
+        stat::add(net, s::REGISTRATIONS, 1);
+        stat::add(net, s::PINNED_PAGES, mr.pages() as i64);
+        let region = Region {
+            stag,
+            base: addr,
+            len,
+            access,
+            valid: true,
+            mr,
+            net: net.to_ref(),
+        };
+        // On failure the region drops: its pages are released and uncounted.
+        self.regions.push(region, GFP_KERNEL)?;
+        Ok(stag)
+    }
+
+    /// `ZCDDP_DEREG_MR`.
+    pub(crate) fn dereg_mr(&mut self, stag: u32) -> Result {
+        let i = self
+            .regions
+            .iter()
+            .position(|r| r.stag == stag)
+            .ok_or(EINVAL)?;
+        // Posted work naming it fails when it gets there.
+        self.regions.remove(i).map(drop).map_err(|_| EINVAL)
+    }
+
+    /// The local bytes `[addr, addr + len)` of registration `lkey`: its
+    /// index and offset, checked (`need` access for writes into it).
+    fn local(&self, lkey: u32, addr: u64, len: u32, need: u32) -> Option<(usize, u64)> {
+        let i = self
+            .regions
+            .iter()
+            .position(|r| r.stag == lkey && r.valid)?;
+        let r = self.regions.get(i)?;
+        if r.access & need != need {
+            return None;
+        }
+        ddp::check_bounds(addr, len as usize, r.base, r.len).ok()?;
+        Some((i, addr - r.base))
+    }
+
+    // ---- posting ----
+
+    /// `ZCDDP_POST_RECV`.
+    pub(crate) fn post_recv(
+        &mut self,
+        sk: &Locked<'_>,
+        wr_id: u64,
+        addr: u64,
+        len: u32,
+        lkey: u32,
+    ) -> Result {
+        // Before start-up too: a peer may Send as soon as it is connected.
+        if self.error != 0 {
+            return Err(Error::from_errno(self.error));
+        }
+        self.pump(sk);
+        if self.rq.len() >= uapi::RQ_DEPTH || self.outstanding() >= uapi::CQ_DEPTH {
+            return Err(errno::enospc());
+        }
+        if len > 0
+            && self
+                .local(lkey, addr, len, uapi::ACCESS_LOCAL_WRITE)
+                .is_none()
+        {
+            return Err(EINVAL);
+        }
+        self.rq.push(
+            Recv {
+                wr_id,
+                addr,
+                len,
+                lkey,
+            },
+            GFP_KERNEL,
+        )?;
+        Ok(())
+    }
+
+    /// `ZCDDP_POST_SEND`.
+    pub(crate) fn post_send(&mut self, sk: &Locked<'_>, w: &uapi::Send) -> Result {
+        self.ready()?;
+        self.pump(sk);
+        self.ready()?;
+        let signaled = w.flags & uapi::SEND_SIGNALED != 0 || w.opcode == uapi::WR_READ;
+        if signaled && self.outstanding() >= uapi::CQ_DEPTH {
+            return Err(errno::enospc());
+        }
+        let op = match w.opcode {
+            uapi::WR_SEND => Opcode::Send,
+            uapi::WR_SEND_SE => Opcode::SendSe,
+            uapi::WR_SEND_INV => Opcode::SendInvalidate,
+            uapi::WR_WRITE => Opcode::Write,
+            uapi::WR_READ => Opcode::ReadRequest,
+            _ => return Err(EINVAL),
+        };
+        if op == Opcode::ReadRequest {
+            if self.orq.len() >= usize::from(self.ord) {
+                return Err(errno::enospc());
+            }
+            if self
+                .local(w.lkey, w.addr, w.len, uapi::ACCESS_LOCAL_WRITE)
+                .is_none()
+            {
+                return Err(EINVAL);
+            }
+            let rr = ReadRequest {
+                sink_stag: w.lkey,
+                sink_to: w.addr,
+                size: w.len,
+                src_stag: w.rkey,
+                src_to: w.raddr,
+            };
+            let h = rdmap::untagged_header(op, true, self.read_msn_out, 0, 0).ok_or(EINVAL)?;
+            self.read_msn_out = self.read_msn_out.wrapping_add(1);
+            self.orq.push(
+                ReadOut {
+                    wr_id: w.wr_id,
+                    addr: w.addr,
+                    len: w.len,
+                    lkey: w.lkey,
+                    got: 0,
+                },
+                GFP_KERNEL,
+            )?;
+            return self.send_seg(sk, h, &rr.to_bytes());
+        }
+        let src = if w.len > 0 {
+            Some(self.local(w.lkey, w.addr, w.len, 0).ok_or(EINVAL)?)
+        } else {
+            None
+        };
+        let msn = self.send_msn;
+        self.send_data(sk, src, w.len, |off, last| {
+            if op == Opcode::Write {
+                rdmap::tagged_header(op, last, w.rkey, w.raddr.wrapping_add(off))
+            } else {
+                rdmap::untagged_header(op, last, msn, off as u32, w.inv_stag)
+            }
+        })?;
+        if op != Opcode::Write {
+            self.send_msn = self.send_msn.wrapping_add(1);
+        }
+        if signaled {
+            self.complete(Cqe {
+                wr_id: w.wr_id,
+                opcode: w.opcode,
+                status: uapi::WC_SUCCESS,
+                byte_len: w.len,
+                flags: 0,
+                inv_stag: 0,
+            });
+        }
+        Ok(())
+    }
+
+    /// Sends `len` bytes of region `src` (index, offset) in FPDUs, each
+    /// with the header `hdr(offset, last)` gives.
+    fn send_data<F>(
+        &mut self,
+        sk: &Locked<'_>,
+        src: Option<(usize, u64)>,
+        len: u32,
+        hdr: F,
+    ) -> Result
+    where
+        F: Fn(u64, bool) -> Option<Header>,
+    {
+        let mut payload = KVVec::from_elem(0u8, TX_PAYLOAD.min(len as usize), GFP_KERNEL)?;
+        let mut off = 0u64;
+        loop {
+            let n = (u64::from(len) - off).min(TX_PAYLOAD as u64) as usize;
+            let last = off + n as u64 == u64::from(len);
+            let chunk = payload.get_mut(..n).ok_or(EINVAL)?;
+            if let Some((i, base)) = src {
+                self.regions
+                    .get_mut(i)
+                    .ok_or(EINVAL)?
+                    .mr
+                    .read(base + off, chunk)?;
+            }
+            self.send_seg(sk, hdr(off, last).ok_or(EINVAL)?, chunk)?;
+            off += n as u64;
+            if last {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Sends one FPDU: DDP/RDMAP header `h` and `payload`.
+    fn send_seg(&mut self, sk: &Locked<'_>, h: Header, payload: &[u8]) -> Result {
+        let mut ulpdu = KVVec::from_elem(0u8, h.len() + payload.len(), GFP_KERNEL)?;
+        let hl = h.encode(&mut ulpdu).ok_or(EINVAL)?;
+        ulpdu.get_mut(hl..).ok_or(EINVAL)?.copy_from_slice(payload);
+        let w =
+            mpa::encode_fpdu(&mut self.txbuf, self.tx_pos, &ulpdu, self.tx).map_err(|_| EINVAL)?;
+        let mut d = Deadline::after_ms(TX_WAIT_MS);
+        if let Err(e) = sk.send_exact(self.txbuf.get(..w).unwrap_or(&[]), &mut d) {
+            self.fail(sk, e.to_errno());
+            return Err(e);
+        }
+        self.tx_pos = self.tx_pos.wrapping_add(w as u32);
+        stat::add(sk.net(), s::FPDUS_SENT, 1);
+        Ok(())
+    }
+
+    fn complete(&mut self, c: Cqe) {
+        // Room was reserved at post time (outstanding() <= CQ_DEPTH).
+        let _ = self.cq.push(c, GFP_ATOMIC);
+    }
+
+    /// The connection failed with `err` (negative): everything posted is
+    /// flushed.
+    fn fail(&mut self, _sk: &Locked<'_>, err: i32) {
+        self.fail_now(err);
+    }
+
+    /// Everything posted completes in error.
+    fn flush(&mut self) {
+        let rq = core::mem::take(&mut self.rq);
+        for r in rq.iter() {
+            self.complete(Cqe {
+                wr_id: r.wr_id,
+                opcode: uapi::WC_RECV,
+                status: uapi::WC_FLUSH_ERR,
+                byte_len: 0,
+                flags: 0,
+                inv_stag: 0,
+            });
+        }
+        let orq = core::mem::take(&mut self.orq);
+        for r in orq.iter() {
+            self.complete(Cqe {
+                wr_id: r.wr_id,
+                opcode: uapi::WR_READ,
+                status: uapi::WC_FLUSH_ERR,
+                byte_len: 0,
+                flags: 0,
+                inv_stag: 0,
+            });
+        }
+    }
+
+    /// Sends a Terminate for the faulting segment `ulpdu` and fails.
+    fn terminate(&mut self, sk: &Locked<'_>, code: TermCode, ulpdu: Option<&[u8]>) {
+        if self.error != 0 {
+            return;
+        }
+        let hdr = ulpdu.and_then(|u| {
+            let (h, _) = Header::parse(u).ok()?;
+            u.get(..h.len())
+        });
+        let t = Terminate {
+            code,
+            seg_len_valid: false,
+            seg_len: 0,
+            ddp_hdr: hdr,
+            rdma_hdr: None,
+        };
+        let mut msg = [0u8; 64];
+        if let Ok(n) = t.encode_message(&mut msg, 1, Layout::Rfc) {
+            let h = Header::parse(msg.get(..n).unwrap_or(&[]));
+            if let Ok((h, body)) = h {
+                if self.send_seg(sk, h, body).is_ok() {
+                    stat::add(sk.net(), s::TERMINATES_SENT, 1);
+                }
+            }
+        }
+        self.fail(sk, errno::eproto().to_errno());
+    }
+
+    // ---- receiving ----
+
+    /// Takes and processes what the socket has queued (no waiting).
+    pub(crate) fn pump(&mut self, sk: &Locked<'_>) {
+        if !self.live {
+            return;
+        }
+        let mut stage = core::mem::take(&mut self.stage);
+        let mut fbuf = core::mem::take(&mut self.fbuf);
+        while self.error == 0 {
+            let n = match sk.recv_avail(&mut stage) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) => {
+                    self.fail(sk, e.to_errno());
+                    break;
+                }
+            };
+            let mut data = stage.get(..n).unwrap_or(&[]);
+            while !data.is_empty() && self.error == 0 {
+                let Some(p) = self.parser.as_mut() else { break };
+                match p.push(&mut fbuf, data) {
+                    Ok((used, f)) => {
+                        data = data.get(used..).unwrap_or(&[]);
+                        if let Some(f) = f {
+                            stat::add(sk.net(), s::FPDUS_RECEIVED, 1);
+                            self.segment(sk, f.ulpdu(&fbuf));
+                        }
+                    }
+                    Err(e) => {
+                        match e {
+                            FpduError::Crc => stat::add(sk.net(), s::CRC_ERRORS, 1),
+                            FpduError::Marker => stat::add(sk.net(), s::MARKER_ERRORS, 1),
+                            _ => {}
+                        }
+                        self.terminate(sk, e.term_code(), None);
+                    }
+                }
+            }
+        }
+        self.stage = stage;
+        self.fbuf = fbuf;
+    }
+
+    /// One inbound segment.
+    fn segment(&mut self, sk: &Locked<'_>, ulpdu: &[u8]) {
+        let seg = match Segment::parse(ulpdu) {
+            Ok(s) => s,
+            Err(e) => return self.terminate(sk, e.term_code(), Some(ulpdu)),
+        };
+        let r = match (seg.opcode, seg.ddp) {
+            (Opcode::Terminate, _) => {
+                stat::add(sk.net(), s::TERMINATES_RECEIVED, 1);
+                return self.fail(sk, -(kernel::bindings::ECONNRESET as i32));
+            }
+            (Opcode::Write, Header::Tagged(t)) => self.place_write(sk, t, seg.payload),
+            (Opcode::ReadResponse, Header::Tagged(t)) => self.place_read_resp(sk, t, seg.payload),
+            (Opcode::ReadRequest, Header::Untagged(u)) => self.serve_read(sk, u, &seg),
+            (op, Header::Untagged(u)) => self.place_send(sk, op, u, &seg),
+            _ => Err(Fault(TermCode::RDMAP_OPCODE)),
+        };
+        if let Err(Fault(code)) = r {
+            self.terminate(sk, code, Some(ulpdu));
+        }
+    }
+
+    /// Checks a tagged access to `stag` at `to` for `len` bytes with
+    /// `need` access: the region's index and offset.
+    fn tagged(
+        &self,
+        stag: u32,
+        to: u64,
+        len: usize,
+        need: u32,
+        rdmap_layer: bool,
+    ) -> Result<(usize, u64), Fault> {
+        let (bad_stag, bad_bounds) = if rdmap_layer {
+            (TermCode::RDMAP_INVALID_STAG, TermCode::RDMAP_BASE_BOUNDS)
+        } else {
+            (TermCode::DDP_T_INVALID_STAG, TermCode::DDP_T_BASE_BOUNDS)
+        };
+        let i = self
+            .regions
+            .iter()
+            .position(|r| r.stag == stag && r.valid)
+            .ok_or(Fault(bad_stag))?;
+        let r = self.regions.get(i).ok_or(Fault(bad_stag))?;
+        if r.access & need != need {
+            return Err(Fault(TermCode::RDMAP_ACCESS_RIGHTS));
+        }
+        ddp::check_to(to, len)?;
+        ddp::check_bounds(to, len, r.base, r.len).map_err(|_| Fault(bad_bounds))?;
+        Ok((i, to - r.base))
+    }
+
+    fn place(&mut self, sk: &Locked<'_>, i: usize, off: u64, data: &[u8]) -> Result<(), Fault> {
+        let r = self
+            .regions
+            .get_mut(i)
+            .ok_or(Fault(TermCode::DDP_CATASTROPHIC))?;
+        r.mr.write(off, data)
+            .map_err(|_| Fault(TermCode::DDP_CATASTROPHIC))?;
+        stat::add(sk.net(), s::BYTES_PLACED, data.len() as i64);
+        Ok(())
+    }
+
+    fn place_write(&mut self, sk: &Locked<'_>, t: ddp::Tagged, data: &[u8]) -> Result<(), Fault> {
+        // A zero-length Write places nothing (the RTR's names STag 1).
+        if data.is_empty() {
+            return Ok(());
+        }
+        let (i, off) = self.tagged(t.stag, t.to, data.len(), uapi::ACCESS_REMOTE_WRITE, false)?;
+        self.place(sk, i, off, data)
+    }
+
+    fn place_read_resp(
+        &mut self,
+        sk: &Locked<'_>,
+        t: ddp::Tagged,
+        data: &[u8],
+    ) -> Result<(), Fault> {
+        let Some(head) = self.orq.first() else {
+            return Err(Fault(TermCode::RDMAP_OPCODE));
+        };
+        let (lkey, at, end) = (
+            head.lkey,
+            head.addr + u64::from(head.got),
+            head.addr + u64::from(head.len),
+        );
+        // It answers our oldest Read: our sink STag, the next bytes of it.
+        if t.stag != lkey {
+            return Err(Fault(TermCode::DDP_T_INVALID_STAG));
+        }
+        if t.to != at || t.to.saturating_add(data.len() as u64) > end {
+            return Err(Fault(TermCode::DDP_T_BASE_BOUNDS));
+        }
+        if !data.is_empty() {
+            let (i, off) =
+                self.tagged(t.stag, t.to, data.len(), uapi::ACCESS_LOCAL_WRITE, false)?;
+            self.place(sk, i, off, data)?;
+        }
+        let got = if let Some(h) = self.orq.get_mut(0) {
+            h.got += data.len() as u32;
+            h.got
+        } else {
+            0
+        };
+        if t.last {
+            if let Ok(h) = self.orq.remove(0) {
+                self.complete(Cqe {
+                    wr_id: h.wr_id,
+                    opcode: uapi::WR_READ,
+                    status: uapi::WC_SUCCESS,
+                    byte_len: got,
+                    flags: 0,
+                    inv_stag: 0,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn serve_read(
+        &mut self,
+        sk: &Locked<'_>,
+        u: ddp::Untagged,
+        seg: &Segment<'_>,
+    ) -> Result<(), Fault> {
+        if u.msn != self.read_msn_in {
+            return Err(Fault(TermCode::DDP_UT_MSN_RANGE));
+        }
+        // Served at once: one in flight at a time, which IRD >= 1 allows.
+        if self.ird == 0 {
+            return Err(Fault(TermCode::DDP_UT_MSN_NOBUF));
+        }
+        let rr = seg
+            .read_request()
+            .ok_or(Fault(TermCode::RDMAP_OP_UNSPECIFIED))?;
+        let src = if rr.size > 0 {
+            Some(self.tagged(
+                rr.src_stag,
+                rr.src_to,
+                rr.size as usize,
+                uapi::ACCESS_REMOTE_READ,
+                true,
+            )?)
+        } else {
+            None
+        };
+        self.read_msn_in = self.read_msn_in.wrapping_add(1);
+        self.send_data(sk, src, rr.size, |off, last| {
+            rdmap::tagged_header(
+                Opcode::ReadResponse,
+                last,
+                rr.sink_stag,
+                rr.sink_to.wrapping_add(off),
+            )
+        })
+        .map_err(|_| Fault(TermCode::LLP_LOCAL_CATASTROPHIC))
+    }
+
+    fn place_send(
+        &mut self,
+        sk: &Locked<'_>,
+        op: Opcode,
+        u: ddp::Untagged,
+        seg: &Segment<'_>,
+    ) -> Result<(), Fault> {
+        if !op.is_send() {
+            return Err(Fault(TermCode::RDMAP_OPCODE));
+        }
+        let idx = ddp::check_msn(u.msn, self.recv_msn, self.rq.len() as u32)?;
+        // TCP delivers in order: a message completes before the next begins.
+        if idx != 0 {
+            return Err(Fault(TermCode::DDP_UT_MSN_RANGE));
+        }
+        let (lkey, addr, len) = match self.rq.first() {
+            Some(r) => (r.lkey, r.addr, r.len),
+            None => return Err(Fault(TermCode::DDP_UT_MSN_NOBUF)),
+        };
+        ddp::check_mo(u.mo, seg.payload.len(), len as usize)?;
+        if !seg.payload.is_empty() {
+            let at = addr + u64::from(u.mo);
+            let (i, off) = self
+                .local(lkey, at, seg.payload.len() as u32, uapi::ACCESS_LOCAL_WRITE)
+                .ok_or(Fault(TermCode::DDP_CATASTROPHIC))?;
+            self.place(sk, i, off, seg.payload)?;
+        }
+        if !u.last {
+            return Ok(());
+        }
+        let mut flags = 0;
+        let mut inv = 0;
+        if let Some(stag) = seg.invalidate_stag() {
+            let r = self
+                .region(stag)
+                .ok_or(Fault(TermCode::RDMAP_CANNOT_INVALIDATE))?;
+            r.valid = false;
+            flags |= uapi::WC_INVALIDATED;
+            inv = stag;
+        }
+        if op.solicited() {
+            flags |= uapi::WC_SOLICITED;
+        }
+        if let Ok(r) = self.rq.remove(0) {
+            self.recv_msn = self.recv_msn.wrapping_add(1);
+            self.complete(Cqe {
+                wr_id: r.wr_id,
+                opcode: uapi::WC_RECV,
+                status: uapi::WC_SUCCESS,
+                byte_len: u.mo + seg.payload.len() as u32,
+                flags,
+                inv_stag: inv,
+            });
+        }
+        Ok(())
+    }
+
+    /// Up to `max` completions, oldest first.
+    pub(crate) fn take_cqes(&mut self, max: usize) -> KVec<Cqe> {
+        let n = max.min(self.cq.len());
+        let mut out = KVec::new();
+        if out.reserve(n, GFP_KERNEL).is_ok() {
+            for _ in 0..n {
+                if let Ok(c) = self.cq.remove(0) {
+                    let _ = out.push(c, GFP_KERNEL);
+                }
+            }
+        }
+        out
+    }
+
+    /// The connection ended under us (`err` negative): flush.
+    pub(crate) fn fail_now(&mut self, err: i32) {
+        if self.error == 0 {
+            self.error = err;
+            self.flush();
+        }
+    }
+
+    /// Completions are waiting, or the connection failed.
+    pub(crate) fn done_waiting(&self) -> bool {
+        !self.cq.is_empty() || self.error != 0 || !self.live
+    }
+
+    /// The error to report once no completion is left.
+    pub(crate) fn error(&self) -> Result {
+        self.ready()
+    }
+}

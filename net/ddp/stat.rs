@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `/proc/net/zcddp_stat`: each counter declared once below, its index
+//! (`s::NAME`) and its name on one line, as `tls_proc.c`'s `SNMP_MIB_ITEM`
+//! table does. Per network namespace, counted per CPU.
+
+use crate::zcnet::netstat::{Net, NetStat};
+
+/// Adds `delta` to counter `idx` of `net` (the module registered the table
+/// before any socket could count).
+pub(crate) fn add(net: Net<'_>, idx: usize, delta: i64) {
+    NetStat::<NSTATS>::add(net, idx, delta);
+}
+
+crate::zcnet::counters::counter_table! {
+    mod s; count NSTATS; names NAMES: &kernel::str::CStr;
+    CURR_SOCKETS = c"ZcddpCurrSockets",
+    STARTUP_OK = c"ZcddpStartupOk",
+    STARTUP_REFUSED = c"ZcddpStartupRefused",
+    STARTUP_REJECTED = c"ZcddpStartupRejected",
+    STARTUP_BAD_FRAME = c"ZcddpStartupBadFrame",
+    STARTUP_TIMEOUT = c"ZcddpStartupTimeout",
+    STARTUP_FAILED = c"ZcddpStartupFailed",
+    RTR_SENT = c"ZcddpRtrSent",
+    RTR_RECEIVED = c"ZcddpRtrReceived",
+    FPDUS_SENT = c"ZcddpFpdusSent",
+    FPDUS_RECEIVED = c"ZcddpFpdusReceived",
+    CRC_ERRORS = c"ZcddpCrcErrors",
+    MARKER_ERRORS = c"ZcddpMarkerErrors",
+    BYTES_PLACED = c"ZcddpBytesPlaced",
+    TERMINATES_SENT = c"ZcddpTerminatesSent",
+    TERMINATES_RECEIVED = c"ZcddpTerminatesReceived",
+    REGISTRATIONS = c"ZcddpRegistrations",
+    PINNED_PAGES = c"ZcddpPinnedPages",
+}

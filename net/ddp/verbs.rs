@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The verbs at `SOL_ZCDDP` (`include/uapi/linux/zcddp.h`): each a
+//! `setsockopt` command whose results go through the user pointers in its
+//! struct. The work is [`crate::qp`]'s.
+
+use crate::conn::Ctx;
+use crate::uapi;
+use crate::zcnet::ddp_sock::Deadline;
+use crate::zcnet::ulp::Locked;
+use kernel::{
+    prelude::*,
+    uaccess::{UserPtr, UserSlice},
+};
+
+/// Longest completion wait.
+const POLL_MAX_MS: u32 = 60000;
+
+fn put_u32(uaddr: u64, v: u32) -> Result {
+    UserSlice::new(UserPtr::from_addr(uaddr as usize), 4)
+        .writer()
+        .write_slice(&v.to_ne_bytes())
+}
+
+/// `setsockopt(SOL_ZCDDP, name)` for a verb.
+pub(crate) fn call(sk: &Locked<'_>, ctx: &Ctx, name: i32, val: &[u8]) -> Result {
+    match name {
+        uapi::REG_MR => {
+            let r = uapi::RegMr::parse(val).ok_or(EINVAL)?;
+            let mut qp = ctx.qp().ok_or(EAGAIN)?;
+            let stag = qp.reg_mr(sk, r.addr, r.len, r.access)?;
+            if let Err(e) = put_u32(r.stag_out, stag) {
+                // Nobody learns the STag: undo.
+                let _ = qp.dereg_mr(stag);
+                return Err(e);
+            }
+            Ok(())
+        }
+        uapi::DEREG_MR => {
+            let b: [u8; 4] = val.get(..4).and_then(|b| b.try_into().ok()).ok_or(EINVAL)?;
+            ctx.qp().ok_or(EAGAIN)?.dereg_mr(u32::from_ne_bytes(b))
+        }
+        uapi::POST_RECV => {
+            let r = uapi::Recv::parse(val).ok_or(EINVAL)?;
+            ctx.qp()
+                .ok_or(EAGAIN)?
+                .post_recv(sk, r.wr_id, r.addr, r.len, r.lkey)
+        }
+        uapi::POST_SEND => {
+            let w = uapi::Send::parse(val).ok_or(EINVAL)?;
+            ctx.qp().ok_or(EAGAIN)?.post_send(sk, &w)
+        }
+        uapi::POLL_CQ => poll(sk, ctx, &uapi::Poll::parse(val).ok_or(EINVAL)?),
+        _ => Err(crate::errno::enoprotoopt()),
+    }
+}
+
+/// `ZCDDP_POLL_CQ`: waits up to the timeout for a completion (serving the
+/// peer's FPDUs meanwhile), then hands out what there is.
+fn poll(sk: &Locked<'_>, ctx: &Ctx, p: &uapi::Poll) -> Result {
+    if p.max == 0 || p.max as usize > uapi::CQ_DEPTH {
+        return Err(EINVAL);
+    }
+    let mut d = Deadline::after_ms(p.timeout_ms.min(POLL_MAX_MS));
+    loop {
+        // Another thread inside the data path (a post waiting for send
+        // space): EAGAIN, as for the posts.
+        let mut qp = ctx.qp().ok_or(EAGAIN)?;
+        qp.pump(sk);
+        if qp.done_waiting() || p.timeout_ms == 0 {
+            let cqes = qp.take_cqes(p.max as usize);
+            if cqes.is_empty() {
+                qp.error()?;
+            }
+            let mut w = UserSlice::new(
+                UserPtr::from_addr(p.cqe as usize),
+                cqes.len() * core::mem::size_of::<crate::zcnet::ext::zcddp_cqe>(),
+            )
+            .writer();
+            for c in cqes.iter() {
+                w.write_slice(&uapi::cqe_bytes(c))?;
+            }
+            return put_u32(p.count_out, cqes.len() as u32);
+        }
+        drop(qp);
+        match sk.wait(&mut d) {
+            Ok(()) => {}
+            Err(e) if e == ETIMEDOUT => return put_u32(p.count_out, 0),
+            Err(e) if e == EINTR => return Err(e),
+            // The connection ended: flush (the next round reports it).
+            Err(e) => ctx.qp().ok_or(EAGAIN)?.fail_now(e.to_errno()),
+        }
+    }
+}

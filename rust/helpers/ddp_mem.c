@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Registered memory for zcddp (see ddp_mem.h). */
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+
+#include "ddp_mem.h"
+
+struct zcnet_ddp_mr {
+	struct work_struct release;
+	struct mm_struct *mm;
+	void *vaddr;			/* the vmap of all pages, or NULL */
+	unsigned long first;		/* byte offset of the region in pages[0] */
+	size_t len;
+	unsigned long npages;
+	struct page *pages[];
+};
+
+static struct workqueue_struct *zcnet_ddp_wq;
+
+int zcnet_helper_ddp_mem_init(void)
+{
+	zcnet_ddp_wq = alloc_workqueue("zcddp_mr", WQ_UNBOUND, 0);
+	return zcnet_ddp_wq ? 0 : -ENOMEM;
+}
+
+void zcnet_helper_ddp_mem_fini(void)
+{
+	if (zcnet_ddp_wq)
+		destroy_workqueue(zcnet_ddp_wq);
+	zcnet_ddp_wq = NULL;
+}
+
+static void zcnet_ddp_mr_free(struct work_struct *w)
+{
+	struct zcnet_ddp_mr *mr = container_of(w, struct zcnet_ddp_mr, release);
+
+	if (mr->vaddr)
+		vunmap(mr->vaddr);
+	unpin_user_pages_dirty_lock(mr->pages, mr->npages, true);
+	account_locked_vm(mr->mm, mr->npages, false);
+	mmdrop(mr->mm);
+	kvfree(mr);
+}
+
+struct zcnet_ddp_mr *zcnet_helper_ddp_mr_pin(unsigned long uaddr, size_t len, bool write,
+					      int *err)
+{
+	unsigned long start = uaddr & PAGE_MASK, end, npages, done = 0;
+	struct mm_struct *mm = current->mm;
+	struct zcnet_ddp_mr *mr;
+	int r;
+
+	*err = -EINVAL;
+	if (!len || !mm || check_add_overflow(uaddr, (unsigned long)len, &end) ||
+	    !access_ok((void __user *)uaddr, len))
+		return NULL;
+	npages = (PAGE_ALIGN(end) - start) >> PAGE_SHIFT;
+	if (npages > INT_MAX)
+		return NULL;
+	*err = -ENOMEM;
+	mr = kvzalloc(struct_size(mr, pages, npages), GFP_KERNEL);
+	if (!mr)
+		return NULL;
+	r = account_locked_vm(mm, npages, true);
+	if (r) {
+		*err = r;
+		goto free;
+	}
+	while (done < npages) {
+		r = pin_user_pages_fast(start + done * PAGE_SIZE,
+					min_t(unsigned long, npages - done, 512),
+					FOLL_LONGTERM | (write ? FOLL_WRITE : 0), mr->pages + done);
+		if (r <= 0) {
+			*err = r ? r : -EFAULT;
+			unpin_user_pages(mr->pages, done);
+			account_locked_vm(mm, npages, false);
+			goto free;
+		}
+		done += r;
+	}
+	mmgrab(mm);
+	mr->mm = mm;
+	mr->first = uaddr - start;
+	mr->len = len;
+	mr->npages = npages;
+	mr->vaddr = vmap(mr->pages, npages, VM_MAP, PAGE_KERNEL);
+	INIT_WORK(&mr->release, zcnet_ddp_mr_free);
+	*err = 0;
+	return mr;
+free:
+	kvfree(mr);
+	return NULL;
+}
+
+unsigned long zcnet_helper_ddp_mr_pages(const struct zcnet_ddp_mr *mr)
+{
+	return mr->npages;
+}
+
+int zcnet_helper_ddp_mr_copy(struct zcnet_ddp_mr *mr, u64 off, void *buf, size_t len,
+			     bool to_mr)
+{
+	u64 pos;
+	u8 *b = buf;
+
+	if (off > mr->len || len > mr->len - off)
+		return -EINVAL;
+	pos = mr->first + off;
+	if (mr->vaddr) {
+		if (to_mr)
+			memcpy(mr->vaddr + pos, buf, len);
+		else
+			memcpy(buf, mr->vaddr + pos, len);
+		return 0;
+	}
+	while (len) {
+		unsigned int in = offset_in_page(pos);
+		size_t n = min_t(size_t, len, PAGE_SIZE - in);
+		void *p = kmap_local_page(mr->pages[pos >> PAGE_SHIFT]);
+
+		if (to_mr)
+			memcpy(p + in, b, n);
+		else
+			memcpy(b, p + in, n);
+		kunmap_local(p);
+		b += n;
+		pos += n;
+		len -= n;
+	}
+	return 0;
+}
+
+void zcnet_helper_ddp_mr_release(struct zcnet_ddp_mr *mr)
+{
+	queue_work(zcnet_ddp_wq, &mr->release);
+}

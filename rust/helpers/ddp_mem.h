@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Registered memory for zcddp (Balaji §4.4.1): user pages pinned with
+ * pin_user_pages_fast(FOLL_LONGTERM), charged to the owner's RLIMIT_MEMLOCK
+ * (account_locked_vm), and mapped into the kernel once, at registration
+ * (vmap), so that placing or sending stores only an offset; where vmap
+ * fails each access maps its page (kmap_local_page). Released from a
+ * workqueue (unpinning and uncharging sleep; a socket may be destroyed in
+ * softirq), which zcnet_helper_ddp_mem_fini() drains.
+ */
+#ifndef ZCNET_DDP_MEM_H
+#define ZCNET_DDP_MEM_H
+
+#include <linux/types.h>
+
+struct zcnet_ddp_mr;
+
+/* Module init / exit: the release workqueue. */
+int zcnet_helper_ddp_mem_init(void);
+void zcnet_helper_ddp_mem_fini(void);
+/*
+ * Pins the pages of [uaddr, uaddr + len) of the calling process (writable
+ * when write), charges them to RLIMIT_MEMLOCK: the registration, or NULL
+ * with *err (-ENOMEM over the limit or without memory, -EFAULT, -EINVAL).
+ */
+struct zcnet_ddp_mr *zcnet_helper_ddp_mr_pin(unsigned long uaddr, size_t len, bool write,
+					      int *err);
+/* Pages pinned. */
+unsigned long zcnet_helper_ddp_mr_pages(const struct zcnet_ddp_mr *mr);
+/* Copies len bytes at byte off of the registration (off + len within its
+ * length, checked by the caller and again here: -EINVAL) to or from buf. */
+int zcnet_helper_ddp_mr_copy(struct zcnet_ddp_mr *mr, u64 off, void *buf, size_t len,
+			     bool to_mr);
+/* Queues the release: unmapped, unpinned (pages dirtied), uncharged, freed. */
+void zcnet_helper_ddp_mr_release(struct zcnet_ddp_mr *mr);
+#endif

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Byte-exact kernel I/O on a locked TCP socket (see ddp_sock.h). */
+#include <linux/jiffies.h>
+#include <linux/sched/signal.h>
+#include <linux/uio.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "ddp_sock.h"
+
+struct zcnet_ddp_rd {
+	u8 *buf;
+	size_t got;
+};
+
+static int zcnet_ddp_rd_actor(read_descriptor_t *desc, struct sk_buff *skb, unsigned int off,
+			      size_t len)
+{
+	struct zcnet_ddp_rd *rd = desc->arg.data;
+	size_t n = min(len, desc->count);
+
+	if (!n)
+		return 0;
+	if (skb_copy_bits(skb, off, rd->buf + rd->got, n)) {
+		desc->error = -EFAULT;
+		return 0;
+	}
+	rd->got += n;
+	desc->count -= n;
+	return n;
+}
+
+/* Why sk cannot give more bytes now: 0 when it may later, or -errno. */
+static int zcnet_ddp_rx_end(struct sock *sk, long timeo)
+{
+	if (sk->sk_err)
+		return sock_error(sk) ?: -ECONNRESET;
+	if ((sk->sk_shutdown & RCV_SHUTDOWN) || sock_flag(sk, SOCK_DONE))
+		return -ECONNRESET;
+	if (sk->sk_state == TCP_CLOSE)
+		return -ENOTCONN;
+	if (timeo <= 0)
+		return -ETIMEDOUT;
+	if (signal_pending(current))
+		return -EINTR;
+	return 0;
+}
+
+int zcnet_helper_ddp_recv_avail(struct sock *sk, void *buf, size_t len)
+{
+	struct zcnet_ddp_rd rd = { .buf = buf };
+	read_descriptor_t desc = { .arg.data = &rd, .count = len };
+	int n;
+
+	if (!len)
+		return 0;
+	n = tcp_read_sock(sk, &desc, zcnet_ddp_rd_actor);
+	if (n < 0)
+		return n;
+	return desc.error ? desc.error : (int)rd.got;
+}
+
+int zcnet_helper_ddp_wait(struct sock *sk, long *timeo)
+{
+	int r;
+
+	if (!skb_queue_empty(&sk->sk_receive_queue))
+		return 0;
+	r = zcnet_ddp_rx_end(sk, *timeo);
+	if (r)
+		return r;
+	sk_wait_data(sk, timeo, NULL);
+	return 0;
+}
+
+int zcnet_helper_ddp_recv_exact(struct sock *sk, void *buf, size_t len, long *timeo)
+{
+	struct zcnet_ddp_rd rd = { .buf = buf };
+	read_descriptor_t desc;
+	int n;
+
+	while (rd.got < len) {
+		desc.arg.data = &rd;
+		desc.count = len - rd.got;
+		desc.error = 0;
+		desc.written = 0;
+		n = tcp_read_sock(sk, &desc, zcnet_ddp_rd_actor);
+		if (n < 0)
+			return n;
+		if (desc.error)
+			return desc.error;
+		if (rd.got >= len)
+			break;
+		if (n > 0)
+			continue;
+		n = zcnet_ddp_rx_end(sk, *timeo);
+		if (n)
+			return n;
+		sk_wait_data(sk, timeo, NULL);
+	}
+	return 0;
+}
+
+int zcnet_helper_ddp_send_exact(struct sock *sk, const void *buf, size_t len, long *timeo)
+{
+	struct kvec kv = { .iov_base = (void *)buf, .iov_len = len };
+	long saved = sk->sk_sndtimeo;
+	size_t done = 0;
+	int r = 0;
+
+	/* The start-up's own bound instead of the socket's send timeout. */
+	sk->sk_sndtimeo = max(*timeo, 1L);
+	while (done < len) {
+		struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
+
+		kv.iov_base = (u8 *)buf + done;
+		kv.iov_len = len - done;
+		iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, &kv, 1, kv.iov_len);
+		r = tcp_sendmsg_locked(sk, &msg, kv.iov_len);
+		if (r <= 0) {
+			if (r == 0 || r == -EAGAIN)
+				r = -ETIMEDOUT;
+			break;
+		}
+		done += r;
+		r = 0;
+	}
+	sk->sk_sndtimeo = saved;
+	return r;
+}
+
+unsigned int zcnet_helper_ddp_inq(struct sock *sk)
+{
+	return tcp_inq(sk);
+}
+
+bool zcnet_helper_ddp_established(const struct sock *sk)
+{
+	return sk->sk_protocol == IPPROTO_TCP && sk->sk_state == TCP_ESTABLISHED;
+}
+
+void zcnet_helper_ddp_nodelay(struct sock *sk)
+{
+	/* What tcp_sock_set_nodelay() does, with the lock already held; the
+	 * frames queued so far were pushed by tcp_sendmsg_locked(). */
+	tcp_sk(sk)->nonagle |= TCP_NAGLE_OFF | TCP_NAGLE_PUSH;
+}
+
+long zcnet_helper_ddp_ms_to_jiffies(unsigned int ms)
+{
+	return msecs_to_jiffies(ms);
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Byte-exact kernel I/O on a locked TCP socket, for a ULP's own protocol
+ * exchanges in process context (zcddp's MPA start-up): read exactly n bytes
+ * of the stream through tcp_read_sock() (never more: the bytes after them
+ * belong to the next layer), waiting with the socket's lock released as
+ * tcp_recvmsg() does, bounded by a timeout; send kernel bytes with
+ * tcp_sendmsg_locked().
+ */
+#ifndef ZCNET_DDP_SOCK_H
+#define ZCNET_DDP_SOCK_H
+
+#include <linux/types.h>
+
+struct sock;
+
+/*
+ * Reads exactly len bytes of sk's stream into buf (sk locked by the caller;
+ * released while waiting). *timeo: jiffies left, decremented by the waits.
+ * 0, or -ETIMEDOUT, -ECONNRESET (the peer closed or reset), -EINTR (a
+ * signal), -ENOTCONN, or the socket's error; bytes read before an error are
+ * consumed.
+ */
+int zcnet_helper_ddp_recv_exact(struct sock *sk, void *buf, size_t len, long *timeo);
+/* Sends len bytes of buf (sk locked), waiting for send space at most *timeo
+ * jiffies: 0 or -errno. */
+int zcnet_helper_ddp_send_exact(struct sock *sk, const void *buf, size_t len, long *timeo);
+/* Bytes queued for reading on sk (locked). */
+unsigned int zcnet_helper_ddp_inq(struct sock *sk);
+/* Whether sk is an established TCP socket. */
+bool zcnet_helper_ddp_established(const struct sock *sk);
+/* TCP_NODELAY on sk (locked), as siw sets it: FPDUs go out at once. */
+void zcnet_helper_ddp_nodelay(struct sock *sk);
+/* msecs_to_jiffies(ms) */
+long zcnet_helper_ddp_ms_to_jiffies(unsigned int ms);
+
+/* Copies up to len bytes of sk's stream (locked) into buf without waiting:
+ * bytes copied (0: none queued), or -errno. */
+int zcnet_helper_ddp_recv_avail(struct sock *sk, void *buf, size_t len);
+/* Waits (lock released) until data arrives or *timeo runs out: 0 (look
+ * again), -ETIMEDOUT, -ECONNRESET, -EINTR, or the socket's error. */
+int zcnet_helper_ddp_wait(struct sock *sk, long *timeo);
+#endif

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Registered memory (Balaji §4.4.1): user pages pinned long-term, charged
+//! to `RLIMIT_MEMLOCK`, mapped into the kernel once at registration, and
+//! released from a workqueue ([`ReleaseQueue`], which the module owns and
+//! drains on unload).
+//!
+//! C header: [`rust/helpers/ddp_mem.h`](../helpers/ddp_mem.h)
+
+use super::ext;
+use core::ptr::NonNull;
+use kernel::{error::to_result, prelude::*};
+
+/// The workqueue registrations are released on; drained and destroyed on
+/// drop (module exit, after every socket is gone).
+pub struct ReleaseQueue(());
+
+impl ReleaseQueue {
+    /// Creates it (once per module).
+    pub fn new() -> Result<Self> {
+        // SAFETY: No argument; called once, at module init.
+        to_result(unsafe { ext::zcnet_helper_ddp_mem_init() })?;
+        Ok(Self(()))
+    }
+}
+
+impl Drop for ReleaseQueue {
+    fn drop(&mut self) {
+        // SAFETY: Created in `new`; `destroy_workqueue` runs the queued
+        // releases first. No registration outlives the module's sockets.
+        unsafe { ext::zcnet_helper_ddp_mem_fini() };
+    }
+}
+
+/// A registration: pinned, charged, mapped pages of the calling process.
+///
+/// # Invariants
+///
+/// `self.0` is a registration from `zcnet_helper_ddp_mr_pin`, owned by this
+/// value until `drop` queues its release.
+pub struct Mr(NonNull<ext::zcnet_ddp_mr>);
+
+// SAFETY: The registration holds its own references (pages, mm); it may be
+// used and released from any thread.
+unsafe impl Send for Mr {}
+// SAFETY: `&Mr` offers only `pages`, a read of a constant field.
+unsafe impl Sync for Mr {}
+
+impl Mr {
+    /// Pins `len` bytes at `uaddr` of the caller's memory (writable pages
+    /// when `write`): `ENOMEM` past `RLIMIT_MEMLOCK`, `EFAULT`, `EINVAL`.
+    pub fn pin(uaddr: usize, len: usize, write: bool) -> Result<Self> {
+        let mut err = 0;
+        // SAFETY: The helper checks the range (`access_ok`, overflow) and
+        // pins through the caller's own mm.
+        let p = unsafe { ext::zcnet_helper_ddp_mr_pin(uaddr, len, write, &mut err) };
+        match NonNull::new(p) {
+            // INVARIANT: a registration the helper made for us.
+            Some(p) => Ok(Self(p)),
+            None => Err(Error::from_errno(if err < 0 { err } else { -22 })),
+        }
+    }
+
+    /// Pages pinned.
+    pub fn pages(&self) -> usize {
+        // SAFETY: By the type invariant the registration is live.
+        unsafe { ext::zcnet_helper_ddp_mr_pages(self.0.as_ptr()) as usize }
+    }
+
+    /// Copies the registration's bytes at `off` into `buf`.
+    pub fn read(&mut self, off: u64, buf: &mut [u8]) -> Result {
+        // SAFETY: The registration is live (type invariant); the helper
+        // checks `off + len` against its length; `buf` is writable.
+        to_result(unsafe {
+            ext::zcnet_helper_ddp_mr_copy(
+                self.0.as_ptr(),
+                off,
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                false,
+            )
+        })
+    }
+
+    /// Copies `buf` into the registration at `off`.
+    pub fn write(&mut self, off: u64, buf: &[u8]) -> Result {
+        // SAFETY: As in `read`; the helper only reads `buf` when `to_mr`.
+        to_result(unsafe {
+            ext::zcnet_helper_ddp_mr_copy(
+                self.0.as_ptr(),
+                off,
+                buf.as_ptr().cast_mut().cast(),
+                buf.len(),
+                true,
+            )
+        })
+    }
+}
+
+impl Drop for Mr {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant the registration is ours; the
+        // release queue outlives it (the module drains it on exit).
+        unsafe { ext::zcnet_helper_ddp_mr_release(self.0.as_ptr()) };
+    }
+}

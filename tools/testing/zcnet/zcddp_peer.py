@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+"""A raw TCP peer for zcddp's MPA start-up tests (tools/testing/zcnet/zcddp.sh).
+
+    zcddp_peer.py client ADDR PORT MODE    connect, then play MODE as initiator
+    zcddp_peer.py server ADDR PORT MODE    accept one, then play MODE as responder
+    zcddp_peer.py memlock ADDR PORT        registers 16 KiB and 1 MiB (ENOMEM
+        expected past RLIMIT_MEMLOCK)
+    zcddp_peer.py data ADDR PORT MODE FILE  initiator, then (once FILE, the
+        output of `zcddp-mpa --serve`, names the registration) send MODE's
+        FPDUs and print what comes back ("term layer= etype= ecode=",
+        "readresp ...")
+
+Frames are built here from the RFCs (RFC 5044 §7.1, RFC 6581, RFC 5041,
+RFC 5040), independently of rust/wire, so a test can tell whether zcddp's
+bytes are the standard's. Prints one line about what it saw ("rtr ok",
+"reply rev=2 flags=0x40 ..."), exit status 0 unless the peer's bytes were
+not what the mode expects.
+"""
+import socket
+import struct
+import sys
+import time
+
+KEY_REQ = b"MPA ID Req Frame"
+KEY_REP = b"MPA ID Rep Frame"
+M, C, R, E = 0x80, 0x40, 0x20, 0x10
+
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def frame(key, flags, rev, pd=b"", enh=None):
+    if enh is not None:
+        pd = struct.pack(">HH", *enh) + pd
+    return key + bytes([flags, rev]) + struct.pack(">H", len(pd)) + pd
+
+
+def read_exact(s, n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            raise EOFError("peer closed after %d of %d bytes" % (len(b), n))
+        b += c
+    return b
+
+
+def read_frame(s):
+    h = read_exact(s, 20)
+    pd = read_exact(s, struct.unpack(">H", h[18:20])[0])
+    return h[:16], h[16], h[17], pd
+
+
+def fpdu(ulpdu, crc, markers, pos=0):
+    """One FPDU at stream position pos (markers every 512 bytes)."""
+    body = struct.pack(">H", len(ulpdu)) + ulpdu + bytes((-(2 + len(ulpdu))) % 4)
+    out = b""
+    hdr = None
+    for b in body:
+        if markers and (pos + len(out)) % 512 == 0:
+            p = 0 if hdr is None else pos + len(out) - hdr
+            out += struct.pack(">HH", 0, p)
+        if hdr is None:
+            hdr = pos + len(out)
+        out += bytes([b])
+    if markers and (pos + len(out)) % 512 == 0:
+        out += struct.pack(">HH", 0, pos + len(out) - hdr)
+    return out + struct.pack("<I", crc32c(out) if crc else 0)
+
+
+# RDMAP over DDP: ctrl byte (T, L, DV=1), RDMAP byte (RV=1 << 6 | opcode).
+def tagged(op, stag, to, last=True):
+    return bytes([0x80 | (0x40 if last else 0) | 1, 0x40 | op]) + struct.pack(">IQ", stag, to)
+
+
+def untagged(op, qn, msn, mo, last=True):
+    return bytes([(0x40 if last else 0) | 1, 0x40 | op]) + struct.pack(">IIII", 0, qn, msn, mo)
+
+
+def client(s, mode):
+    if mode == "silent":
+        time.sleep(2)
+    elif mode == "garbage":
+        s.sendall(b"GET / HTTP/1.0\r\nHost: x\r\n\r\n")
+        time.sleep(0.3)
+    elif mode == "badrev":
+        s.sendall(frame(KEY_REQ, 0, 3))
+        time.sleep(0.3)
+    elif mode == "longpd":
+        s.sendall(KEY_REQ + bytes([0, 1]) + struct.pack(">H", 600) + bytes(100))
+        time.sleep(0.3)
+    elif mode == "extra":
+        s.sendall(frame(KEY_REQ, 0, 1, b"pd") + b"EXTRABYTES")
+        time.sleep(0.3)
+    elif mode == "close-mid":
+        s.sendall(KEY_REQ[:10])
+    elif mode.startswith("p2p"):
+        # p2p-ok, p2p-ok-crc-markers, p2p-wrong-rtr, p2p-bad-crc: a
+        # revision 2 request offering a Write RTR, then the RTR.
+        crc = "crc" in mode
+        markers = "markers" in mode
+        flags = E | (C if crc else 0)
+        s.sendall(frame(KEY_REQ, flags, 2, b"", (0x8000 | 1, 0x8000 | 1)))
+        key, rflags, rev, pd = read_frame(s)
+        print("reply key=%s flags=0x%02x rev=%d pd=%s" % (key == KEY_REP, rflags, rev, pd.hex()))
+        if not rflags & C == (C if crc else 0):
+            print("bad: reply CRC flag")
+            return 1
+        # The responder's M asks us for markers.
+        markers = bool(rflags & M)
+        if mode == "p2p-wrong-rtr":
+            u = untagged(3, 0, 1, 0)
+        else:
+            u = tagged(0, 1, 0)
+        f = fpdu(u, crc, markers)
+        if mode == "p2p-bad-crc":
+            f = f[:-4] + bytes(b ^ 0xFF for b in f[-4:])
+        s.sendall(f)
+        time.sleep(0.3)
+    else:
+        print("unknown mode", mode)
+        return 2
+    return 0
+
+
+def server(s, mode):
+    key, flags, rev, pd = read_frame(s)
+    print("request key=%s flags=0x%02x rev=%d pdlen=%d" % (key == KEY_REQ, flags, rev, len(pd)))
+    if key != KEY_REQ:
+        return 1
+    enh = struct.unpack(">HH", pd[:4]) if flags & E else None
+    if mode == "silent":
+        time.sleep(2)
+    elif mode == "reject":
+        s.sendall(frame(KEY_REP, R, rev))
+        time.sleep(0.3)
+    elif mode == "wrong-key":
+        s.sendall(frame(KEY_REQ, 0, rev, b"", (1, 1) if enh else None))
+        time.sleep(0.3)
+    elif mode == "rev-up":
+        s.sendall(frame(KEY_REP, 0, rev + 1, b"", (1, 1)))
+        time.sleep(0.3)
+    elif mode == "markers-reply":
+        s.sendall(frame(KEY_REP, M | (E if enh else 0), rev, b"", (1, 1) if enh else None))
+        time.sleep(0.3)
+    elif mode == "check-rtr":
+        # Choose a Write RTR, CRC as asked, ask for markers when the request
+        # asked for none (M only matters to the peer): then read and check
+        # the RTR FPDU byte for byte.
+        crc = bool(flags & C)
+        want_m = "markers" in sys.argv[5:]
+        s.sendall(frame(KEY_REP, (flags & C) | E | (M if want_m else 0), 2, b"rtr",
+                        (0x8000 | 1, 0x8000 | 1)))
+        want = fpdu(tagged(0, 1, 0), crc, want_m)
+        got = read_exact(s, len(want))
+        if got != want:
+            print("bad rtr: got %s want %s" % (got.hex(), want.hex()))
+            return 1
+        print("rtr ok %s" % got.hex())
+        time.sleep(0.5)
+    else:
+        print("unknown mode", mode)
+        return 2
+    return 0
+
+
+def read_fpdu(s, crc):
+    n = struct.unpack(">H", read_exact(s, 2))[0]
+    rest = read_exact(s, n + (-(2 + n)) % 4 + 4)
+    body = struct.pack(">H", n) + rest[:-4]
+    if crc and struct.unpack("<I", rest[-4:])[0] != crc32c(body):
+        raise ValueError("bad CRC from zcddp")
+    return rest[:n]
+
+
+def mr_line(path):
+    for _ in range(200):
+        try:
+            for l in open(path):
+                if l.startswith("mr stag="):
+                    return {k: int(v, 16 if k == "hash0" else 10)
+                            for k, v in (w.split("=") for w in l.split()[1:])}
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise EOFError("no registration from zcddp-mpa")
+
+
+def data(s, mode, path):
+    crc = mode.endswith("-crc")
+    s.sendall(frame(KEY_REQ, E | (C if crc else 0), 2, b"", (4, 4)))
+    key, rflags, rev, pd = read_frame(s)
+    mr = mr_line(path)
+    stag, base, ln = mr["stag"], mr["addr"], mr["len"]
+    m = mode[:-4] if crc else mode
+    pos = 0
+
+    def send(u):
+        nonlocal pos
+        f = fpdu(u, crc, False, pos)
+        if m == "bad-crc":
+            f = f[:-4] + bytes(b ^ 0x5A for b in f[-4:])
+        pos += len(f)
+        s.sendall(f)
+
+    if m == "idle":
+        time.sleep(1.5)
+        return 0
+    elif m == "write-other":
+        # Another connection's registration, named on this one.
+        other = mr_line(sys.argv[6])
+        send(tagged(0, other["stag"], other["addr"], True) + b"X" * 8)
+    elif m == "send-inv":
+        # Send with Solicited Event and Invalidate of the registration,
+        # then a Write to it: the STag is dead by then.
+        send(bytes([0x41, 0x40 | 6]) + struct.pack(">IIII", stag, 0, 1, 0) + b"inv\0")
+        send(tagged(0, stag, base, True) + b"X" * 8)
+    elif m == "write-ok":
+        send(tagged(0, stag, base + 100, True) + b"W" * 50)
+        send(untagged(3, 0, 1, 0) + b"hello zcddp\0")
+    elif m == "write-oob":
+        send(tagged(0, stag, base + ln - 10, True) + b"X" * 20)
+    elif m == "write-below":
+        send(tagged(0, stag, base - 1, True) + b"X" * 8)
+    elif m == "write-badstag":
+        send(tagged(0, stag ^ 0x80000000, base, True) + b"X" * 8)
+    elif m == "write-dead":
+        send(tagged(0, mr["dead"], base, True) + b"X" * 8)
+    elif m in ("write-noaccess",):
+        send(tagged(0, stag, base, True) + b"X" * 8)
+    elif m == "write-wrap":
+        send(tagged(0, stag, 0xFFFFFFFFFFFFFFF8, True) + b"X" * 16)
+    elif m in ("read-ok", "read-oob", "read-noaccess"):
+        size = 64 if m != "read-oob" else ln + 1
+        rr = struct.pack(">IQIIQ", 0x1234, 0x5000, size, stag, base + 8)
+        send(untagged(1, 1, 1, 0) + rr)
+    elif m == "send-nobuf":
+        send(untagged(3, 0, 1, 0) + b"one\0")
+        send(untagged(3, 0, 2, 0) + b"two\0")
+    elif m == "send-toolong":
+        send(untagged(3, 0, 1, 0) + b"L" * 100)
+    elif m == "send-badmsn":
+        send(untagged(3, 0, 7, 0) + b"x\0")
+    elif m == "bad-opcode":
+        send(bytes([0x41, 0x40 | 9]) + struct.pack(">IIII", 0, 0, 1, 0))
+    elif m == "bad-qn":
+        send(bytes([0x41, 0x40 | 3]) + struct.pack(">IIII", 0, 5, 1, 0) + b"x")
+    elif m == "bad-version":
+        send(bytes([0x42, 0x40 | 3]) + struct.pack(">IIII", 0, 0, 1, 0) + b"x")
+    elif m == "truncated":
+        send(b"\x41\x43\x00")
+    elif m == "bad-crc":
+        send(untagged(3, 0, 1, 0) + b"crc\0")
+    elif m == "huge-length":
+        s.sendall(struct.pack(">H", 0xFFFF) + bytes(64))
+    else:
+        print("unknown mode", m)
+        return 2
+    # What comes back: a Read Response, a Terminate, or nothing.
+    s.settimeout(1)
+    try:
+        while True:
+            u = read_fpdu(s, crc)
+            ctrl, op = u[0], u[1] & 0x0F
+            if op == 2:
+                stg, to = struct.unpack(">IQ", u[2:14])
+                want = bytes((i * 7 + 3) & 0xFF for i in range(8, 8 + 64))
+                print("readresp stag=0x%x to=0x%x ok=%d" % (stg, to, u[14:] == want))
+            elif op == 7:
+                c = u[18:22]
+                print("term layer=%d etype=%d ecode=%d" % (c[0] >> 4, c[0] & 0xF, c[1]))
+                break
+            else:
+                print("fpdu opcode", op)
+    except (socket.timeout, EOFError, ConnectionError):
+        print("no more")
+    return 0
+
+
+def memlock(addr, port):
+    """Registers 16 KiB, then 1 MiB, on an attached socket: prints "ok" or
+    the errno name of each (run under a small RLIMIT_MEMLOCK)."""
+    import ctypes
+    import errno
+    s = socket.create_connection((addr, port))
+    s.setsockopt(socket.IPPROTO_TCP, 31, b"zcddp")
+    r = []
+    for n in (16384, 1 << 20):
+        buf = ctypes.create_string_buffer(n)
+        stag = ctypes.c_uint32()
+        try:
+            s.setsockopt(301, 3, struct.pack("QQIIQ", ctypes.addressof(buf), n, 1, 0,
+                                             ctypes.addressof(stag)))
+            r.append("ok")
+        except OSError as e:
+            r.append(errno.errorcode.get(e.errno, str(e.errno)))
+    print(" ".join(r))
+    return 0
+
+
+def main():
+    if sys.argv[1] == "memlock":
+        return memlock(sys.argv[2], int(sys.argv[3]))
+    role, addr, port, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    if role == "data":
+        s = socket.create_connection((addr, port))
+        try:
+            return data(s, mode, sys.argv[5])
+        except (EOFError, ConnectionError, ValueError) as e:
+            print("peer:", e)
+            return 1
+    if role == "client":
+        for _ in range(100):
+            try:
+                s = socket.create_connection((addr, port))
+                break
+            except ConnectionRefusedError:
+                time.sleep(0.05)
+        else:
+            print("no listener")
+            return 2
+        try:
+            return client(s, mode)
+        except (EOFError, ConnectionError) as e:
+            print("peer:", e)
+            return 1
+    l = socket.socket()
+    l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    l.bind((addr, port))
+    l.listen(1)
+    s, _ = l.accept()
+    try:
+        return server(s, mode)
+    except (EOFError, ConnectionError) as e:
+        print("peer:", e)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

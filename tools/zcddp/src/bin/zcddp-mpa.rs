@@ -1,0 +1,260 @@
+//! zcddp-mpa: runs zcddp's MPA start-up on one TCP connection and prints
+//! the outcome, for the tests (tools/testing/zcnet/zcddp.sh).
+//!
+//! ```text
+//! zcddp-mpa -s|-c -a ADDR [-p PORT] [--crc] [--crc-strict] [--markers]
+//!           [--no-markers] [--p2p send,write,read] [--rev N] [--ird N]
+//!           [--ord N] [--pd TEXT] [--timeout MS] [--hold MS] [--no-startup]
+//!           [--serve MS lwr]
+//! ```
+//!
+//! `--serve MS ACCESS` then registers a 4 KiB pattern with ACCESS (letters
+//! l, w, r: local write, remote write, remote read), posts a 64-byte
+//! receive, prints `mr stag= addr= len= dead= hash0=` (dead: a deregistered
+//! STag), the completions for MS ms, and `mr hash= recv=` (the region's hash
+//! and the received text), for the security tests.
+//!
+//! `-s` accepts one connection (responder), `-c` connects (initiator). It
+//! prints `startup ok rev=R crc=C markers_tx=M markers_rx=M p2p=P rtr=T
+//! ird=I ord=O ms=T peer_pd=TEXT` or `startup error ERRNO state=S ms=T`
+//! (T: the call's milliseconds), then keeps
+//! the connection open `--hold` ms. Exit status 0 on success, 1 when
+//! start-up failed, 2 for a usage or socket error.
+
+use std::io;
+use std::net::{TcpListener, TcpStream};
+use std::process::ExitCode;
+use std::time::Duration;
+use zcddp::{Params, F_CRC, F_CRC_STRICT, F_MARKERS, F_NO_MARKERS, F_P2P};
+
+struct Opts {
+    server: bool,
+    addr: String,
+    port: u16,
+    p: Params,
+    hold_ms: u64,
+    startup: bool,
+    /// `--serve MS ACCESS`: after start-up, a registration the peer may use.
+    serve: Option<(u64, u32)>,
+}
+
+fn num<T: std::str::FromStr>(v: Option<String>, what: &str) -> Result<T, String> {
+    v.and_then(|s| s.parse().ok())
+        .ok_or_else(|| format!("{what}: a number"))
+}
+
+fn parse() -> Result<Opts, String> {
+    let mut o = Opts {
+        server: false,
+        addr: String::new(),
+        port: 7174,
+        p: Params::initiator(),
+        hold_ms: 0,
+        startup: true,
+        serve: None,
+    };
+    let (mut flags, mut rtr, mut rev, mut ird, mut ord) = (0, None, 2, 1, 1);
+    let (mut pd, mut timeout) = (Vec::new(), 0);
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "-s" => o.server = true,
+            "-c" => o.server = false,
+            "-a" => o.addr = args.next().ok_or("-a ADDR")?,
+            "-p" => o.port = num(args.next(), "-p")?,
+            "--crc" => flags |= F_CRC,
+            "--crc-strict" => flags |= F_CRC_STRICT,
+            "--markers" => flags |= F_MARKERS,
+            "--no-markers" => flags |= F_NO_MARKERS,
+            "--p2p" => {
+                flags |= F_P2P;
+                let mut r = 0;
+                for t in args.next().ok_or("--p2p TYPES")?.split(',') {
+                    r |= match t {
+                        "send" => zcddp::RTR_SEND,
+                        "write" => zcddp::RTR_WRITE,
+                        "read" => zcddp::RTR_READ,
+                        _ => return Err(format!("--p2p: unknown type {t}")),
+                    };
+                }
+                rtr = Some(r);
+            }
+            "--rev" => rev = num(args.next(), "--rev")?,
+            "--ird" => ird = num(args.next(), "--ird")?,
+            "--ord" => ord = num(args.next(), "--ord")?,
+            "--pd" => pd = args.next().ok_or("--pd TEXT")?.into_bytes(),
+            "--timeout" => timeout = num(args.next(), "--timeout")?,
+            "--hold" => o.hold_ms = num(args.next(), "--hold")?,
+            "--no-startup" => o.startup = false,
+            "--serve" => {
+                let ms = num(args.next(), "--serve MS")?;
+                let mut acc = 0;
+                for c in args.next().ok_or("--serve MS ACCESS")?.chars() {
+                    acc |= match c {
+                        'l' => zcddp::ACCESS_LOCAL_WRITE,
+                        'w' => zcddp::ACCESS_REMOTE_WRITE,
+                        'r' => zcddp::ACCESS_REMOTE_READ,
+                        '-' => 0,
+                        _ => return Err(format!("--serve: access letters lwr, not {c}")),
+                    };
+                }
+                o.serve = Some((ms, acc));
+            }
+            _ => return Err(format!("unknown argument {a}")),
+        }
+    }
+    if o.addr.is_empty() {
+        return Err("-a ADDR is required".into());
+    }
+    o.p = if o.server {
+        Params::responder()
+    } else {
+        Params::initiator()
+    };
+    o.p.flags = flags;
+    if let Some(r) = rtr {
+        o.p.rtr = r;
+    }
+    o.p.revision = rev;
+    o.p.ird = ird;
+    o.p.ord = ord;
+    o.p.private_data = pd;
+    o.p.timeout_ms = timeout;
+    Ok(o)
+}
+
+fn errno_name(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(4) => "EINTR".into(),
+        Some(22) => "EINVAL".into(),
+        Some(71) => "EPROTO".into(),
+        Some(95) => "EOPNOTSUPP".into(),
+        Some(104) => "ECONNRESET".into(),
+        Some(107) => "ENOTCONN".into(),
+        Some(110) => "ETIMEDOUT".into(),
+        Some(111) => "ECONNREFUSED".into(),
+        Some(114) => "EALREADY".into(),
+        Some(n) => format!("errno{n}"),
+        None => e.to_string(),
+    }
+}
+
+fn run(o: &Opts) -> Result<bool, String> {
+    let s = if o.server {
+        let l = TcpListener::bind((o.addr.as_str(), o.port)).map_err(|e| format!("bind: {e}"))?;
+        println!("listening");
+        l.accept().map_err(|e| format!("accept: {e}"))?.0
+    } else {
+        zcddp::connect_retry(&o.addr, o.port).map_err(|e| format!("connect: {e}"))?
+    };
+    zcddp::attach(&s).map_err(|e| format!("attach: {}", errno_name(&e)))?;
+    if !o.startup {
+        std::thread::sleep(Duration::from_millis(o.hold_ms));
+        return Ok(true);
+    }
+    let t0 = std::time::Instant::now();
+    let r = zcddp::startup(&s, &o.p);
+    let ms = t0.elapsed().as_millis();
+    let ok = match r {
+        Ok(peer) => {
+            let i = zcddp::info(&s).map_err(|e| format!("info: {e}"))?;
+            println!(
+                "startup ok rev={} crc={} markers_tx={} markers_rx={} p2p={} rtr={} ird={} ord={} ms={ms} peer_pd={}",
+                i.revision,
+                u8::from(i.crc),
+                u8::from(i.markers_tx),
+                u8::from(i.markers_rx),
+                u8::from(i.p2p),
+                i.rtr,
+                i.ird,
+                i.ord,
+                String::from_utf8_lossy(&peer)
+            );
+            true
+        }
+        Err(e) => {
+            let st = zcddp::info(&s).map(|i| i.state).unwrap_or(u32::MAX);
+            println!("startup error {} state={st} ms={ms}", errno_name(&e));
+            false
+        }
+    };
+    if let (true, Some((ms, access))) = (ok, o.serve) {
+        serve(&s, ms, access).map_err(|e| format!("serve: {}", errno_name(&e)))?;
+    }
+    std::thread::sleep(Duration::from_millis(o.hold_ms));
+    Ok(ok)
+}
+
+/// FNV-1a, 64 bits: enough to tell changed memory from unchanged.
+fn fnv(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf2_9ce4_8422_2325, |h, &c| {
+        (h ^ u64::from(c)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// Registers 4096 bytes with `access` (a pattern), a dead registration,
+/// and a receive buffer of 64 bytes with one receive posted; prints them,
+/// then the completions for `ms`, then the hash of the region and the
+/// connection's state.
+fn serve(s: &TcpStream, ms: u64, access: u32) -> io::Result<()> {
+    let mut mr = zcddp::Mr::new(s, 4096, access)?;
+    for (i, b) in mr.bytes_mut().iter_mut().enumerate() {
+        *b = (i * 7 + 3) as u8;
+    }
+    let dead = zcddp::Mr::new(s, 4096, access)?;
+    let dead_stag = dead.stag();
+    dead.dereg()?;
+    let recv = zcddp::Mr::new(s, 64, zcddp::ACCESS_LOCAL_WRITE)?;
+    zcddp::post_recv(s, 77, &recv, 0, 64)?;
+    println!(
+        "mr stag={} addr={} len={} dead={} hash0={:016x}",
+        mr.stag(),
+        mr.addr(),
+        mr.len(),
+        dead_stag,
+        fnv(mr.bytes())
+    );
+    let end = std::time::Instant::now() + Duration::from_millis(ms);
+    while std::time::Instant::now() < end {
+        match zcddp::poll_cq(s, 4, 100) {
+            Ok(cs) => {
+                for c in cs {
+                    println!(
+                        "cqe wr_id={} opcode={} status={} len={} flags={}",
+                        c.wr_id, c.opcode, c.status, c.byte_len, c.flags
+                    );
+                }
+            }
+            Err(e) => {
+                println!("poll {}", errno_name(&e));
+                break;
+            }
+        }
+    }
+    println!(
+        "mr hash={:016x} recv={}",
+        fnv(mr.bytes()),
+        String::from_utf8_lossy(
+            &recv.bytes()[..recv.bytes().iter().position(|&c| c == 0).unwrap_or(64)]
+        )
+    );
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let o = match parse() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("zcddp-mpa: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&o) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            println!("error {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,296 @@
+//! zcddp-ping: rping's ping-pong over zcddp, so that unmodified `rping` on
+//! a soft-iWARP device is its peer in either role (the message sequence and
+//! the 16-byte buffer advertisement of rdma-core's
+//! `librdmacm/examples/rping.c`):
+//!
+//! ```text
+//! client: Send {start buf, STag, size}      server: RDMA Read of it
+//!                                           server: Send (go ahead)
+//! client: Send {sink buf, STag, size}       server: RDMA Write into it
+//!                                           server: Send (go ahead)
+//! client: checks sink == start (-V); repeat
+//! ```
+//!
+//! ```text
+//! zcddp-ping -s|-c -a ADDR [-p PORT] [-C COUNT] [-S SIZE] [-V] [-v] [--crc] [--markers]
+//! ```
+//!
+//! Differences: TCP is connected here and zcddp's MPA start-up is run on
+//! it (the client is the initiator); `--crc` asks for CRCs, `--markers`
+//! for markers. The server serves one connection.
+
+use std::io;
+use std::net::{TcpListener, TcpStream};
+use std::process::ExitCode;
+use zcddp::{Cqe, Mr, Params, SendWr};
+
+const WAIT_MS: u32 = 10000;
+const INFO_LEN: usize = 16;
+
+struct Opts {
+    server: bool,
+    addr: String,
+    port: u16,
+    count: u64,
+    size: usize,
+    validate: bool,
+    verbose: bool,
+    flags: u32,
+}
+
+fn parse() -> Result<Opts, String> {
+    let mut o = Opts {
+        server: false,
+        addr: String::new(),
+        port: 7174,
+        count: 0,
+        size: 64,
+        validate: false,
+        verbose: false,
+        flags: 0,
+    };
+    let mut args = std::env::args().skip(1);
+    let num = |v: Option<String>, w: &str| -> Result<u64, String> {
+        v.and_then(|s| s.parse().ok())
+            .ok_or(format!("{w}: a number"))
+    };
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "-s" => o.server = true,
+            "-c" => o.server = false,
+            "-a" => o.addr = args.next().ok_or("-a ADDR")?,
+            "-p" => o.port = num(args.next(), "-p")? as u16,
+            "-C" => o.count = num(args.next(), "-C")?,
+            "-S" => o.size = num(args.next(), "-S")? as usize,
+            "-V" => o.validate = true,
+            "-v" => o.verbose = true,
+            "--crc" => o.flags |= zcddp::F_CRC,
+            "--markers" => o.flags |= zcddp::F_MARKERS,
+            _ => return Err(format!("unknown argument {a}")),
+        }
+    }
+    if o.addr.is_empty() {
+        return Err("-a ADDR is required".into());
+    }
+    // rping's limits: the message prefix fits, and below 64 KiB.
+    if o.size < 16 || o.size > 64 * 1024 * 1024 {
+        return Err(format!("-S {}: 16 to 64 MiB", o.size));
+    }
+    Ok(o)
+}
+
+fn err(what: &str, e: io::Error) -> String {
+    format!("{what}: {e}")
+}
+
+/// Waits for a completion of `opcode` (others, successful, are skipped).
+fn wait(s: &TcpStream, opcode: u32) -> Result<Cqe, String> {
+    loop {
+        let c = zcddp::poll_cq(s, 1, WAIT_MS).map_err(|e| err("poll", e))?;
+        let Some(c) = c.first() else {
+            return Err(format!("no completion of opcode {opcode} in {WAIT_MS} ms"));
+        };
+        if c.status != zcddp::WC_SUCCESS {
+            return Err(format!(
+                "completion of opcode {} failed: status {}",
+                c.opcode, c.status
+            ));
+        }
+        if c.opcode == opcode {
+            return Ok(*c);
+        }
+    }
+}
+
+fn info(buf: &mut [u8], addr: u64, stag: u32, size: u32) {
+    buf[0..8].copy_from_slice(&addr.to_be_bytes());
+    buf[8..12].copy_from_slice(&stag.to_be_bytes());
+    buf[12..16].copy_from_slice(&size.to_be_bytes());
+}
+
+fn send(s: &TcpStream, mr: &Mr<'_, TcpStream>) -> Result<(), String> {
+    let w = SendWr {
+        opcode: zcddp::WR_SEND,
+        flags: zcddp::SEND_SIGNALED,
+        addr: mr.addr(),
+        len: INFO_LEN as u32,
+        lkey: mr.stag(),
+        ..SendWr::default()
+    };
+    zcddp::post_send(s, &w).map_err(|e| err("post send", e))
+}
+
+fn client(s: &TcpStream, o: &Opts) -> Result<u64, String> {
+    let rw = zcddp::ACCESS_LOCAL_WRITE | zcddp::ACCESS_REMOTE_READ | zcddp::ACCESS_REMOTE_WRITE;
+    let recv = Mr::new(s, INFO_LEN, zcddp::ACCESS_LOCAL_WRITE).map_err(|e| err("reg recv", e))?;
+    let mut sendb = Mr::new(s, INFO_LEN, 0).map_err(|e| err("reg send", e))?;
+    let rdma = Mr::new(s, o.size, rw).map_err(|e| err("reg rdma", e))?;
+    let mut start = Mr::new(s, o.size, rw).map_err(|e| err("reg start", e))?;
+    zcddp::post_recv(s, 1, &recv, 0, INFO_LEN as u32).map_err(|e| err("post recv", e))?;
+    startup(s, o, true)?;
+    let mut first = 65u8;
+    let mut ping = 0u64;
+    while o.count == 0 || ping < o.count {
+        // rping's pattern: the prefix, then letters from `first` on.
+        let b = start.bytes_mut();
+        let prefix = format!("rdma-ping-{ping}: ");
+        let n = prefix.len().min(b.len());
+        b[..n].copy_from_slice(&prefix.as_bytes()[..n]);
+        let mut c = first;
+        for x in b[n..].iter_mut() {
+            *x = c;
+            c = if c >= 122 { 65 } else { c + 1 };
+        }
+        first = if first >= 122 { 65 } else { first + 1 };
+        if let Some(l) = b.last_mut() {
+            *l = 0;
+        }
+        // Advertise the source, then the sink; each answered by a Send.
+        for (addr, stag) in [(start.addr(), start.stag()), (rdma.addr(), rdma.stag())] {
+            info(sendb.bytes_mut(), addr, stag, o.size as u32);
+            send(s, &sendb)?;
+            let c = wait(s, zcddp::WC_RECV)?;
+            if c.byte_len as usize != INFO_LEN {
+                return Err(format!("received bogus data, size {}", c.byte_len));
+            }
+            zcddp::post_recv(s, 1, &recv, 0, INFO_LEN as u32).map_err(|e| err("post recv", e))?;
+        }
+        if o.validate && start.bytes() != rdma.bytes() {
+            return Err(format!("data mismatch in ping {ping}"));
+        }
+        if o.verbose {
+            println!("ping data: {}", cstr(rdma.bytes()));
+        }
+        ping += 1;
+    }
+    Ok(ping)
+}
+
+fn cstr(b: &[u8]) -> String {
+    let n = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    String::from_utf8_lossy(&b[..n]).into_owned()
+}
+
+fn server(s: &TcpStream, o: &Opts) -> Result<u64, String> {
+    let rw = zcddp::ACCESS_LOCAL_WRITE | zcddp::ACCESS_REMOTE_READ | zcddp::ACCESS_REMOTE_WRITE;
+    let recv = Mr::new(s, INFO_LEN, zcddp::ACCESS_LOCAL_WRITE).map_err(|e| err("reg recv", e))?;
+    let sendb = Mr::new(s, INFO_LEN, 0).map_err(|e| err("reg send", e))?;
+    let rdma = Mr::new(s, o.size, rw).map_err(|e| err("reg rdma", e))?;
+    zcddp::post_recv(s, 1, &recv, 0, INFO_LEN as u32).map_err(|e| err("post recv", e))?;
+    startup(s, o, false)?;
+    let mut pings = 0u64;
+    loop {
+        // The client's source buffer (after our last Send's completion); a
+        // closed connection ends the run.
+        let c = loop {
+            let c = match zcddp::poll_cq(s, 1, WAIT_MS) {
+                Ok(c) if c.is_empty() => return Err("no message from the client".into()),
+                Ok(c) => c[0],
+                Err(_) => return Ok(pings),
+            };
+            if c.status == zcddp::WC_FLUSH_ERR {
+                return Ok(pings);
+            }
+            if c.status != zcddp::WC_SUCCESS {
+                return Err(format!("completion failed: {c:?}"));
+            }
+            if c.opcode == zcddp::WC_RECV {
+                break c;
+            }
+        };
+        if c.byte_len as usize != INFO_LEN {
+            return Err(format!("received bogus data, size {}", c.byte_len));
+        }
+        let (raddr, rkey, rlen) = peer(recv.bytes());
+        zcddp::post_recv(s, 1, &recv, 0, INFO_LEN as u32).map_err(|e| err("post recv", e))?;
+        let rd = SendWr {
+            wr_id: 2,
+            opcode: zcddp::WR_READ,
+            flags: zcddp::SEND_SIGNALED,
+            addr: rdma.addr(),
+            len: rlen.min(o.size as u32),
+            lkey: rdma.stag(),
+            raddr,
+            rkey,
+            ..SendWr::default()
+        };
+        zcddp::post_send(s, &rd).map_err(|e| err("post read", e))?;
+        wait(s, zcddp::WR_READ)?;
+        if o.verbose {
+            println!("server ping data: {}", cstr(rdma.bytes()));
+        }
+        send(s, &sendb)?;
+        wait(s, zcddp::WC_RECV)?;
+        let (raddr, rkey, _) = peer(recv.bytes());
+        zcddp::post_recv(s, 1, &recv, 0, INFO_LEN as u32).map_err(|e| err("post recv", e))?;
+        let len = cstr(rdma.bytes()).len() + 1;
+        let wr = SendWr {
+            wr_id: 3,
+            opcode: zcddp::WR_WRITE,
+            flags: zcddp::SEND_SIGNALED,
+            addr: rdma.addr(),
+            len: len.min(o.size) as u32,
+            lkey: rdma.stag(),
+            raddr,
+            rkey,
+            ..SendWr::default()
+        };
+        zcddp::post_send(s, &wr).map_err(|e| err("post write", e))?;
+        wait(s, zcddp::WR_WRITE)?;
+        send(s, &sendb)?;
+        pings += 1;
+    }
+}
+
+fn peer(b: &[u8]) -> (u64, u32, u32) {
+    let a = u64::from_be_bytes(b[0..8].try_into().unwrap_or_default());
+    let k = u32::from_be_bytes(b[8..12].try_into().unwrap_or_default());
+    let l = u32::from_be_bytes(b[12..16].try_into().unwrap_or_default());
+    (a, k, l)
+}
+
+fn startup(s: &TcpStream, o: &Opts, initiator: bool) -> Result<(), String> {
+    let mut p = if initiator {
+        Params::initiator()
+    } else {
+        Params::responder()
+    };
+    p.flags = o.flags;
+    zcddp::startup(s, &p).map_err(|e| err("MPA start-up", e))?;
+    Ok(())
+}
+
+fn run(o: &Opts) -> Result<u64, String> {
+    let s = if o.server {
+        let l = TcpListener::bind((o.addr.as_str(), o.port)).map_err(|e| err("bind", e))?;
+        l.accept().map_err(|e| err("accept", e))?.0
+    } else {
+        zcddp::connect_retry(&o.addr, o.port).map_err(|e| err("connect", e))?
+    };
+    zcddp::attach(&s).map_err(|e| err("attach", e))?;
+    if o.server {
+        server(&s, o)
+    } else {
+        client(&s, o)
+    }
+}
+
+fn main() -> ExitCode {
+    let o = match parse() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("zcddp-ping: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&o) {
+        Ok(n) => {
+            println!("{} {n} pings", if o.server { "server" } else { "client" });
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("zcddp-ping: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,486 @@
+//! zcddp from user space: a safe wrapper of the interface of
+//! `include/uapi/linux/zcddp.h` (Documentation/networking/zcddp.rst).
+//!
+//! - [`attach`] turns a connected TCP socket into a zcddp socket
+//!   (`setsockopt(SOL_TCP, TCP_ULP, "zcddp")`);
+//! - [`startup`] runs MPA start-up with [`Params`] and returns the peer's
+//!   private data; [`info`] the negotiated [`Info`];
+//! - [`proc_stat`] reads `/proc/net/zcddp_stat`.
+//!
+//! ```no_run
+//! use std::net::TcpStream;
+//! let s = TcpStream::connect("198.18.0.2:7174")?;
+//! zcddp::attach(&s)?;
+//! let peer_pd = zcddp::startup(&s, &zcddp::Params::initiator())?;
+//! println!("{:?} {:?}", zcddp::info(&s)?, peer_pd);
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
+//! No dependency: the two libc calls are declared here, each behind one
+//! small function with its `// SAFETY:` argument.
+
+use std::ffi::{c_int, c_void};
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+
+/// `SOL_TCP`, the level of `TCP_ULP`.
+pub const SOL_TCP: c_int = 6;
+/// `TCP_ULP`: attaches an upper-layer protocol by name.
+pub const TCP_ULP: c_int = 31;
+/// zcddp's own socket level (`SOL_ZCDDP`).
+pub const SOL_ZCDDP: c_int = 301;
+/// set: [`Params`]; runs MPA start-up.
+pub const ZCDDP_STARTUP: c_int = 1;
+/// get: [`Info`].
+pub const ZCDDP_INFO: c_int = 2;
+/// The ULP name (`ZCDDP_ULP_NAME`).
+pub const ULP_NAME: &str = "zcddp";
+/// The counters of the calling thread's network namespace.
+pub const PROC_STAT: &str = "/proc/net/zcddp_stat";
+
+/// `ZCDDP_INITIATOR`: sends the MPA Request.
+pub const INITIATOR: u32 = 1;
+/// `ZCDDP_RESPONDER`: answers it.
+pub const RESPONDER: u32 = 2;
+/// `ZCDDP_F_CRC`: ask for CRCs.
+pub const F_CRC: u32 = 0x01;
+/// `ZCDDP_F_CRC_STRICT`: refuse an outcome other than `F_CRC` asks.
+pub const F_CRC_STRICT: u32 = 0x02;
+/// `ZCDDP_F_MARKERS`: ask the peer for markers.
+pub const F_MARKERS: u32 = 0x04;
+/// `ZCDDP_F_NO_MARKERS`: refuse to send markers.
+pub const F_NO_MARKERS: u32 = 0x08;
+/// `ZCDDP_F_P2P`: peer-to-peer model (revision 2).
+pub const F_P2P: u32 = 0x10;
+/// `ZCDDP_RTR_SEND`.
+pub const RTR_SEND: u8 = 1;
+/// `ZCDDP_RTR_WRITE`.
+pub const RTR_WRITE: u8 = 2;
+/// `ZCDDP_RTR_READ`.
+pub const RTR_READ: u8 = 4;
+/// `ZCDDP_STATE_*`.
+pub const STATE_IDLE: u32 = 0;
+/// Start-up running.
+pub const STATE_STARTING: u32 = 1;
+/// RDMA mode.
+pub const STATE_RTS: u32 = 2;
+/// Failed.
+pub const STATE_ERROR: u32 = 3;
+
+extern "C" {
+    fn setsockopt(fd: c_int, level: c_int, name: c_int, val: *const c_void, len: u32) -> c_int;
+    fn getsockopt(fd: c_int, level: c_int, name: c_int, val: *mut c_void, len: *mut u32) -> c_int;
+}
+
+fn set_opt(fd: RawFd, level: c_int, name: c_int, val: &[u8]) -> io::Result<()> {
+    // SAFETY: `val` is readable for its length for the call.
+    let r = unsafe { setsockopt(fd, level, name, val.as_ptr().cast(), val.len() as u32) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+fn get_opt(fd: RawFd, level: c_int, name: c_int, out: &mut [u8]) -> io::Result<usize> {
+    let mut len = out.len() as u32;
+    // SAFETY: `out` is writable for `len` bytes; `len` is writable.
+    let r = unsafe { getsockopt(fd, level, name, out.as_mut_ptr().cast(), &mut len) };
+    if r == 0 {
+        Ok(len as usize)
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// `setsockopt(SOL_TCP, TCP_ULP, "zcddp")`: the socket (connected) is
+/// zcddp's from now on.
+pub fn attach(sock: &impl AsRawFd) -> io::Result<()> {
+    set_opt(sock.as_raw_fd(), SOL_TCP, TCP_ULP, ULP_NAME.as_bytes())
+}
+
+/// What [`startup`] asks for (`struct zcddp_startup` without the pointers).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Params {
+    /// [`INITIATOR`] or [`RESPONDER`].
+    pub role: u32,
+    /// `F_*`.
+    pub flags: u32,
+    /// MPA revision, 1 or 2.
+    pub revision: u8,
+    /// `RTR_*` offered (initiator) or accepted (responder).
+    pub rtr: u8,
+    /// Inbound RDMA Read depth.
+    pub ird: u16,
+    /// Outbound RDMA Read depth.
+    pub ord: u16,
+    /// The whole start-up; 0 for the default (10 s).
+    pub timeout_ms: u32,
+    /// Our private data (at most 508 bytes).
+    pub private_data: Vec<u8>,
+}
+
+impl Params {
+    /// An initiator: revision 2, no CRC, IRD and ORD 1.
+    pub fn initiator() -> Self {
+        Self {
+            role: INITIATOR,
+            flags: 0,
+            revision: 2,
+            rtr: RTR_WRITE,
+            ird: 1,
+            ord: 1,
+            timeout_ms: 0,
+            private_data: Vec::new(),
+        }
+    }
+
+    /// A responder: the same, accepting Write and Read RTRs.
+    pub fn responder() -> Self {
+        Self {
+            role: RESPONDER,
+            rtr: RTR_WRITE | RTR_READ,
+            ..Self::initiator()
+        }
+    }
+}
+
+/// The largest private data either side may send.
+pub const PRIVATE_DATA_MAX: usize = 512;
+
+/// Runs MPA start-up on a zcddp socket: the peer's private data.
+pub fn startup(sock: &impl AsRawFd, p: &Params) -> io::Result<Vec<u8>> {
+    let mut peer = vec![0u8; PRIVATE_DATA_MAX];
+    let mut b = [0u8; 40];
+    b[0..4].copy_from_slice(&p.role.to_ne_bytes());
+    b[4..8].copy_from_slice(&p.flags.to_ne_bytes());
+    b[8] = p.revision;
+    b[9] = p.rtr;
+    let pd_len =
+        u16::try_from(p.private_data.len()).map_err(|_| io::Error::from_raw_os_error(22))?;
+    b[10..12].copy_from_slice(&pd_len.to_ne_bytes());
+    b[12..14].copy_from_slice(&p.ird.to_ne_bytes());
+    b[14..16].copy_from_slice(&p.ord.to_ne_bytes());
+    b[16..20].copy_from_slice(&p.timeout_ms.to_ne_bytes());
+    b[20..24].copy_from_slice(&(peer.len() as u32).to_ne_bytes());
+    b[24..32].copy_from_slice(&(p.private_data.as_ptr() as u64).to_ne_bytes());
+    b[32..40].copy_from_slice(&(peer.as_mut_ptr() as u64).to_ne_bytes());
+    // The kernel reads `private_data` and writes `peer` during the call:
+    // both live until it returns.
+    set_opt(sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_STARTUP, &b)?;
+    let n = info(sock)?.peer_pd_len as usize;
+    peer.truncate(n.min(PRIVATE_DATA_MAX));
+    Ok(peer)
+}
+
+/// `struct zcddp_info`: the state and the negotiated parameters.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Info {
+    /// `STATE_*`.
+    pub state: u32,
+    /// [`INITIATOR`] / [`RESPONDER`].
+    pub role: u32,
+    /// MPA revision.
+    pub revision: u8,
+    /// CRCs in use.
+    pub crc: bool,
+    /// We send markers.
+    pub markers_tx: bool,
+    /// The peer sends markers.
+    pub markers_rx: bool,
+    /// Peer-to-peer model.
+    pub p2p: bool,
+    /// The RTR type used (`RTR_*`).
+    pub rtr: u8,
+    /// The peer's private data length.
+    pub peer_pd_len: u16,
+    /// Inbound RDMA Read depth.
+    pub ird: u16,
+    /// Outbound RDMA Read depth.
+    pub ord: u16,
+    /// The errno of a failed start-up.
+    pub error: i32,
+}
+
+/// `getsockopt(SOL_ZCDDP, ZCDDP_INFO)`.
+pub fn info(sock: &impl AsRawFd) -> io::Result<Info> {
+    let mut b = [0u8; 24];
+    let n = get_opt(sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_INFO, &mut b)?;
+    if n < 24 {
+        return Err(io::Error::other("short zcddp_info"));
+    }
+    let u32_at = |i: usize| u32::from_ne_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+    let u16_at = |i: usize| u16::from_ne_bytes([b[i], b[i + 1]]);
+    Ok(Info {
+        state: u32_at(0),
+        role: u32_at(4),
+        revision: b[8],
+        crc: b[9] != 0,
+        markers_tx: b[10] != 0,
+        markers_rx: b[11] != 0,
+        p2p: b[12] != 0,
+        rtr: b[13],
+        peer_pd_len: u16_at(14),
+        ird: u16_at(16),
+        ord: u16_at(18),
+        error: u32_at(20) as i32,
+    })
+}
+
+/// `ZCDDP_REG_MR`.
+pub const ZCDDP_REG_MR: c_int = 3;
+/// `ZCDDP_DEREG_MR`.
+pub const ZCDDP_DEREG_MR: c_int = 4;
+/// `ZCDDP_POST_RECV`.
+pub const ZCDDP_POST_RECV: c_int = 5;
+/// `ZCDDP_POST_SEND`.
+pub const ZCDDP_POST_SEND: c_int = 6;
+/// `ZCDDP_POLL_CQ`.
+pub const ZCDDP_POLL_CQ: c_int = 7;
+/// `ZCDDP_ACCESS_LOCAL_WRITE`.
+pub const ACCESS_LOCAL_WRITE: u32 = 1;
+/// `ZCDDP_ACCESS_REMOTE_WRITE`.
+pub const ACCESS_REMOTE_WRITE: u32 = 2;
+/// `ZCDDP_ACCESS_REMOTE_READ`.
+pub const ACCESS_REMOTE_READ: u32 = 4;
+/// `ZCDDP_WR_SEND`.
+pub const WR_SEND: u32 = 0;
+/// `ZCDDP_WR_SEND_SE`.
+pub const WR_SEND_SE: u32 = 1;
+/// `ZCDDP_WR_SEND_INV`.
+pub const WR_SEND_INV: u32 = 2;
+/// `ZCDDP_WR_WRITE`.
+pub const WR_WRITE: u32 = 3;
+/// `ZCDDP_WR_READ`.
+pub const WR_READ: u32 = 4;
+/// `ZCDDP_WC_RECV`.
+pub const WC_RECV: u32 = 5;
+/// `ZCDDP_SEND_SIGNALED`.
+pub const SEND_SIGNALED: u32 = 1;
+/// `ZCDDP_WC_SUCCESS`.
+pub const WC_SUCCESS: u32 = 0;
+/// `ZCDDP_WC_FLUSH_ERR`.
+pub const WC_FLUSH_ERR: u32 = 3;
+
+/// Memory registered with a zcddp socket: a buffer it owns (so that it
+/// cannot be freed while the peer may still write into it), deregistered
+/// (its STag invalid) on drop, before the buffer goes.
+pub struct Mr<'s, S: AsRawFd> {
+    sock: &'s S,
+    buf: Box<[u8]>,
+    stag: u32,
+}
+
+impl<'s, S: AsRawFd> Mr<'s, S> {
+    /// Registers a zeroed buffer of `len` bytes with `access` (`ACCESS_*`).
+    pub fn new(sock: &'s S, len: usize, access: u32) -> io::Result<Self> {
+        let mut buf = vec![0u8; len.max(1)].into_boxed_slice();
+        let mut stag = 0u32;
+        let mut b = [0u8; 32];
+        b[0..8].copy_from_slice(&(buf.as_mut_ptr() as u64).to_ne_bytes());
+        b[8..16].copy_from_slice(&(len as u64).to_ne_bytes());
+        b[16..20].copy_from_slice(&access.to_ne_bytes());
+        b[24..32].copy_from_slice(&(&mut stag as *mut u32 as u64).to_ne_bytes());
+        set_opt(sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_REG_MR, &b)?;
+        Ok(Self { sock, buf, stag })
+    }
+
+    /// The STag (lkey and rkey).
+    pub fn stag(&self) -> u32 {
+        self.stag
+    }
+
+    /// The buffer's address: its tagged offset for the peer.
+    pub fn addr(&self) -> u64 {
+        self.buf.as_ptr() as u64
+    }
+
+    /// The buffer's length.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Never empty (at least one byte is registered).
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The bytes (the peer may change them while registered with remote
+    /// write access: read them after the completion that says so).
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// The bytes, to fill before a post.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.buf
+    }
+
+    fn dereg_now(&self) -> io::Result<()> {
+        let stag = self.stag.to_ne_bytes();
+        set_opt(self.sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_DEREG_MR, &stag)
+    }
+
+    /// Deregisters now (the STag is invalid when this returns); the buffer
+    /// goes after.
+    pub fn dereg(self) -> io::Result<()> {
+        let r = self.dereg_now();
+        // Done: `drop` must not deregister again.
+        let mut me = std::mem::ManuallyDrop::new(self);
+        drop(std::mem::take(&mut me.buf));
+        r
+    }
+}
+
+impl<S: AsRawFd> Drop for Mr<'_, S> {
+    fn drop(&mut self) {
+        // A closed connection took its registrations along: nothing to undo.
+        let _ = self.dereg_now();
+    }
+}
+
+/// Connects to `addr:port`, retrying a refused connect for 5 s (a peer
+/// that is still starting).
+pub fn connect_retry(addr: &str, port: u16) -> io::Result<std::net::TcpStream> {
+    let mut tries = 0;
+    loop {
+        match std::net::TcpStream::connect((addr, port)) {
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            r => return r,
+        }
+    }
+}
+
+/// Posts a receive of `len` bytes at byte `off` of `mr`.
+pub fn post_recv<S: AsRawFd>(
+    sock: &S,
+    wr_id: u64,
+    mr: &Mr<'_, S>,
+    off: usize,
+    len: u32,
+) -> io::Result<()> {
+    let mut b = [0u8; 24];
+    b[0..8].copy_from_slice(&wr_id.to_ne_bytes());
+    b[8..16].copy_from_slice(&(mr.addr() + off as u64).to_ne_bytes());
+    b[16..20].copy_from_slice(&len.to_ne_bytes());
+    b[20..24].copy_from_slice(&mr.stag.to_ne_bytes());
+    set_opt(sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_POST_RECV, &b)
+}
+
+/// A send work request (`struct zcddp_send`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SendWr {
+    /// Returned in the completion.
+    pub wr_id: u64,
+    /// `WR_*`.
+    pub opcode: u32,
+    /// `SEND_SIGNALED`.
+    pub flags: u32,
+    /// Local address (in `lkey`'s registration).
+    pub addr: u64,
+    /// Bytes.
+    pub len: u32,
+    /// Local STag.
+    pub lkey: u32,
+    /// The peer's tagged offset (Write, Read).
+    pub raddr: u64,
+    /// The peer's STag (Write, Read).
+    pub rkey: u32,
+    /// Send with Invalidate: the peer's STag to invalidate.
+    pub inv_stag: u32,
+}
+
+/// Posts a send work request. The local bytes must lie in a registration
+/// of `sock` (the kernel checks).
+pub fn post_send(sock: &impl AsRawFd, w: &SendWr) -> io::Result<()> {
+    let mut b = [0u8; 48];
+    b[0..8].copy_from_slice(&w.wr_id.to_ne_bytes());
+    b[8..12].copy_from_slice(&w.opcode.to_ne_bytes());
+    b[12..16].copy_from_slice(&w.flags.to_ne_bytes());
+    b[16..24].copy_from_slice(&w.addr.to_ne_bytes());
+    b[24..28].copy_from_slice(&w.len.to_ne_bytes());
+    b[28..32].copy_from_slice(&w.lkey.to_ne_bytes());
+    b[32..40].copy_from_slice(&w.raddr.to_ne_bytes());
+    b[40..44].copy_from_slice(&w.rkey.to_ne_bytes());
+    b[44..48].copy_from_slice(&w.inv_stag.to_ne_bytes());
+    set_opt(sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_POST_SEND, &b)
+}
+
+/// A completion (`struct zcddp_cqe`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Cqe {
+    /// The work request's id.
+    pub wr_id: u64,
+    /// `WR_*` or `WC_RECV`.
+    pub opcode: u32,
+    /// `WC_*`.
+    pub status: u32,
+    /// Bytes.
+    pub byte_len: u32,
+    /// `ZCDDP_WC_SOLICITED` (1), `ZCDDP_WC_INVALIDATED` (2).
+    pub flags: u32,
+    /// The STag a Send with Invalidate invalidated.
+    pub inv_stag: u32,
+}
+
+/// Polls up to `max` completions, waiting up to `timeout_ms` for the first
+/// (the peer's FPDUs are served meanwhile); empty when none came.
+pub fn poll_cq(sock: &impl AsRawFd, max: usize, timeout_ms: u32) -> io::Result<Vec<Cqe>> {
+    let mut raw = vec![0u8; 32 * max.max(1)];
+    let mut n = 0u32;
+    let mut b = [0u8; 24];
+    b[0..8].copy_from_slice(&(raw.as_mut_ptr() as u64).to_ne_bytes());
+    b[8..12].copy_from_slice(&(max as u32).to_ne_bytes());
+    b[12..16].copy_from_slice(&timeout_ms.to_ne_bytes());
+    b[16..24].copy_from_slice(&(&mut n as *mut u32 as u64).to_ne_bytes());
+    set_opt(sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_POLL_CQ, &b)?;
+    let u32_at = |c: &[u8], i: usize| u32::from_ne_bytes([c[i], c[i + 1], c[i + 2], c[i + 3]]);
+    Ok(raw
+        .chunks(32)
+        .take(n as usize)
+        .map(|c| Cqe {
+            wr_id: u64::from_ne_bytes(c[0..8].try_into().unwrap_or_default()),
+            opcode: u32_at(c, 8),
+            status: u32_at(c, 12),
+            byte_len: u32_at(c, 16),
+            flags: u32_at(c, 20),
+            inv_stag: u32_at(c, 24),
+        })
+        .collect())
+}
+
+/// The counters of `/proc/net/zcddp_stat` (the calling thread's namespace),
+/// in file order.
+pub fn proc_stat() -> io::Result<Vec<(String, u64)>> {
+    let s = std::fs::read_to_string(PROC_STAT)?;
+    Ok(s.lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            Some((w.next()?.to_string(), w.next()?.parse().ok()?))
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults() {
+        let i = Params::initiator();
+        assert_eq!((i.role, i.revision, i.rtr), (INITIATOR, 2, RTR_WRITE));
+        assert_eq!(Params::responder().rtr, RTR_WRITE | RTR_READ);
+    }
+
+    #[test]
+    fn attach_needs_a_connection() {
+        // Without the module the ULP is unknown (ENOENT); with it, a
+        // socket that is not connected is refused (ENOTCONN).
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let e = attach(&l).unwrap_err();
+        assert!(matches!(e.raw_os_error(), Some(2) | Some(107)), "{e}");
+    }
+}
