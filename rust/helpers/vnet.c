@@ -200,6 +200,17 @@ static void zcnet_vnet_timer_fn(void *data)
 	zcnet_vnet_ops->timer(vn->state);
 }
 
+/* Takes every buffer still posted out of both rings (the device is reset):
+ * the ring frees what it allocated for them (indirect descriptor tables);
+ * the buffers themselves are the front end's, freed with its rings. */
+static void zcnet_vnet_detach_all(struct zcnet_vnet *vn)
+{
+	while (virtqueue_detach_unused_buf(vn->rvq))
+		;
+	while (virtqueue_detach_unused_buf(vn->svq))
+		;
+}
+
 static int zcnet_vnet_probe(struct virtio_device *vdev)
 {
 	struct virtqueue_info info[2] = {
@@ -262,6 +273,7 @@ static int zcnet_vnet_probe(struct virtio_device *vdev)
 	err = register_netdev(dev);
 	if (err) {
 		virtio_reset_device(vdev);
+		zcnet_vnet_detach_all(vn);
 		zcnet_vnet_ops->remove(state);
 		goto del;
 	}
@@ -292,6 +304,7 @@ static void zcnet_vnet_remove(struct virtio_device *vdev)
 	zcnet_helper_timer_shutdown(vn->timer);
 	zcnet_vnet_ops->teardown(vn->state);
 	virtio_reset_device(vdev);
+	zcnet_vnet_detach_all(vn);
 	vdev->config->del_vqs(vdev);
 	zcnet_vnet_ops->remove(vn->state);
 	netif_napi_del(&vn->napi);
