@@ -88,14 +88,23 @@ GUEST_TIMEOUT=900
 [ "$ZCNET_FLAVOUR" = debug ] && GUEST_TIMEOUT=3000
 # guest SUITE TOPO [ARGS]: a KTAP suite in the guest; its results count one by
 # one, and the run itself (exit status, kernel log) counts as one more.
+# TOPO virtio2-tap is virtio2 on the tap wire (multiqueue NICs with RSS),
+# skipped where the host cannot make taps (not root, no /dev/net/tun).
 guest() {
   local suite=$1 topo=$2; shift 2
-  local name="$suite-$topo" log="$OUT/$suite-$topo.log" rc s0
+  local name="$suite-$topo" log="$OUT/$suite-$topo.log" rc s0 wire=()
   # SUITES="a b ..." runs only those suites (e.g. on the debug kernel).
   case " ${SUITES:-$suite} " in *" $suite "*) ;; *) return ;; esac
   case " ${TOPOS:-$topo} " in *" $topo "*) ;; *) return ;; esac
+  if [ "$topo" = virtio2-tap ]; then
+    if [ "$(id -u)" != 0 ] || [ ! -c /dev/net/tun ]; then
+      echo "SKIP $name: the tap wire needs root and /dev/net/tun on the host"
+      skipped=$((skipped + 1)); return
+    fi
+    topo=virtio2 wire=(--wire tap)
+  fi
   s0=$(date +%s)
-  scripts/run-guest.sh --topo "$topo" --timeout "$GUEST_TIMEOUT" --log "$log" "tools/testing/zcnet/$suite.sh" "$@" 2>"$OUT/$name.runner"; rc=$?
+  scripts/run-guest.sh --topo "$topo" "${wire[@]}" --timeout "$GUEST_TIMEOUT" --log "$log" "tools/testing/zcnet/$suite.sh" "$@" 2>"$OUT/$name.runner"; rc=$?
   local logs=("$log")
   [ "$topo" = twoguests ] && logs=("$log.a" "$log.b")
   for l in "${logs[@]}"; do
@@ -125,6 +134,7 @@ guest zcfrag-unload veth
 guest zcfrag-unload virtio2
 guest zcfrag-review veth
 guest zcfrag-native virtio2
+guest zcfrag-native virtio2-tap
 guest zcsock veth
 guest zcsock virtio2
 # zcddp: MPA start-up, the wire checked by an independent peer, siw interop.

@@ -12,7 +12,10 @@
 #     --kdir DIR    kernel build tree (default: the cached build of ZCNET_FLAVOUR)
 #     --wire W      virtio2's wire between the NICs: udp (default; the host drops
 #                   frames when its socket buffer overflows, about 0.5% under a
-#                   stream) or tcp (lossless: the receiver pushes back)
+#                   stream), tcp (lossless: the receiver pushes back) or tap
+#                   (multiqueue NICs with RSS: two queue pairs each, on
+#                   multi-queue taps bridged in a network namespace of the
+#                   host's own; needs root and /dev/net/tun on the host)
 #     -v            also stream the console to the terminal
 #
 # The guest sees the host's root file system read-only (so every host tool is
@@ -54,7 +57,7 @@ done
 script=$(realpath "$1"); shift
 [ -f "$script" ] || die "run-guest: no script $script"
 case "$topo" in veth|virtio2|twoguests|none) ;; *) die "run-guest: unknown topology $topo" ;; esac
-case "$wire" in udp|tcp) ;; *) die "run-guest: unknown wire $wire (udp or tcp)" ;; esac
+case "$wire" in udp|tcp|tap) ;; *) die "run-guest: unknown wire $wire (udp, tcp or tap)" ;; esac
 if [ -z "$kdir" ]; then
   kdir=$(kernel_build_dir)
   [ -f "$kdir/.zcnet-complete" ] || die "run-guest: no cached kernel for flavour $ZCNET_FLAVOUR; run 'make kernel'"
@@ -79,8 +82,11 @@ fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/zcnet-run.XXXXXX")
 pids=()
+netns=
 cleanup() {
   for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]:-}"; do [ -n "$p" ] && wait "$p" 2>/dev/null || true; done
+  [ -n "$netns" ] && ip netns del "$netns" 2>/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
@@ -107,7 +113,7 @@ start_guest() {
     printf 'ZCNET_ARGS=('; [ ${#ARGS[@]} -eq 0 ] || printf '%q ' "${ARGS[@]}"; printf ')\n'
   } > "$out/env"
   : > "$glog"
-  qemu-system-x86_64 $accel_opt -smp "$cpus" -m "$mem" \
+  ${netns:+ip netns exec "$netns"} qemu-system-x86_64 $accel_opt -smp "$cpus" -m "$mem" \
     -display none -monitor none -no-reboot -serial "file:$glog" \
     -kernel "$bz" \
     -append "console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144 ro init=$ZCNET_ROOT/scripts/guest-init.sh panic=-1 loglevel=6 hung_task_panic=0 zcnet.role=$role $kargs" \
@@ -123,12 +129,36 @@ start_guest() {
   pids+=($!)
 }
 
+# tap_wire: a network namespace of the host's own with a bridge and two
+# multi-queue taps, zcta and zctb (no IPv6 there: nothing but the guests'
+# frames crosses the bridge). QEMU runs in it.
+tap_wire() {
+  netns=zcnet-run-$$
+  ip netns add "$netns" || die "run-guest: --wire tap: cannot make a network namespace (root needed)"
+  ip netns exec "$netns" sh -c 'sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1' || true
+  ip -n "$netns" link add zcbr type bridge || die "run-guest: --wire tap: no bridge on the host"
+  for t in zcta zctb; do
+    ip -n "$netns" tuntap add dev $t mode tap multi_queue || die "run-guest: --wire tap: no multi-queue tap (/dev/net/tun)"
+    ip -n "$netns" link set $t mtu 9000 master zcbr up
+  done
+  ip -n "$netns" link set zcbr up
+}
+tap_nic() { # NAME TAP MAC
+  echo -netdev "tap,id=$1,ifname=$2,script=no,downscript=no,queues=2,vhost=off" \
+    -device "virtio-net-pci,netdev=$1,mac=$3,mq=on,vectors=6,rss=on"
+}
+
 ARGS=("$@")
 logs=()
+[ "$wire" = tap ] && tap_wire
 case "$topo" in
   veth|none)
     start_guest a "$log"; logs+=("$log") ;;
   virtio2)
+    if [ "$wire" = tap ]; then
+      start_guest a "$log" $(tap_nic n1 zcta 52:54:00:18:00:01) $(tap_nic n2 zctb 52:54:00:18:00:02)
+      logs+=("$log")
+    else
     if [ "$wire" = tcp ]; then
       # A lossless wire: one TCP connection carries the frames, so a busy
       # receiver pushes back instead of dropping (as a NIC with pause frames).
@@ -140,15 +170,22 @@ case "$topo" in
     start_guest a "$log" \
       -netdev "$w1" -device "virtio-net-pci,netdev=n1,mac=52:54:00:18:00:01" \
       -netdev "$w2" -device "virtio-net-pci,netdev=n2,mac=52:54:00:18:00:02"
-    logs+=("$log") ;;
+    logs+=("$log")
+    fi ;;
   twoguests)
+    if [ "$wire" = tap ]; then
+      start_guest a "$log.a" $(tap_nic n1 zcta 52:54:00:18:00:01)
+      start_guest b "$log.b" $(tap_nic n2 zctb 52:54:00:18:00:02)
+      logs+=("$log.a" "$log.b")
+    else
     start_guest a "$log.a" \
       -netdev "socket,id=n1,udp=127.0.0.1:$((base+1)),localaddr=127.0.0.1:$base" \
       -device "virtio-net-pci,netdev=n1,mac=52:54:00:18:00:01"
     start_guest b "$log.b" \
       -netdev "socket,id=n2,udp=127.0.0.1:$base,localaddr=127.0.0.1:$((base+1))" \
       -device "virtio-net-pci,netdev=n2,mac=52:54:00:18:00:02"
-    logs+=("$log.a" "$log.b") ;;
+    logs+=("$log.a" "$log.b")
+    fi ;;
 esac
 
 tailpid=

@@ -1,38 +1,62 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A virtio-net device driven by a zcnet front end (see vnet.h): the virtio
- * driver, the net_device, one receive and one transmit virtqueue, and one
- * NAPI context for both. The datapath (which buffers to post, what to do
+ * driver, the net_device, its queue pairs (a receive and a transmit
+ * virtqueue and one NAPI context for both, each), the control virtqueue
+ * that tells the device how many pairs to use and how to steer frames
+ * among them (RSS). The datapath (which buffers to post, what to do
  * with what comes back) is the front end's; this file holds what Rust cannot
  * reach: the virtio and NAPI inline functions and the operation tables.
  * The model is drivers/net/virtio_net.c, without its offloads.
  */
+#include <linux/cpumask.h>
 #include <linux/ctype.h>
 #include <linux/etherdevice.h>
 #include <linux/ethtool.h>
 #include <linux/module.h>
+#include <linux/random.h>
 #include <linux/netdevice.h>
 #include <linux/scatterlist.h>
 #include <linux/string.h>
 #include <linux/virtio.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_ids.h>
+#include <linux/unaligned.h>
 #include <linux/virtio_net.h>
 
 #include "timer.h"
 #include "vnet.h"
 
+struct zcnet_vnet_queue {
+	struct zcnet_vnet *vn;
+	struct virtqueue *rvq, *svq;
+	struct napi_struct napi;
+	unsigned int idx;
+	char rname[16], sname[16];	/* the virtqueues' (interrupt names) */
+	/* Frames received and sent (ethtool -S), each written by one context
+	 * at a time: the pair's poll, the holder of its transmit ring. */
+	u64 rx_packets, tx_packets;
+};
+
 struct zcnet_vnet {
 	struct virtio_device *vdev;
 	struct net_device *dev;
-	struct virtqueue *rvq, *svq;
-	struct napi_struct napi;
+	struct virtqueue *cvq;		/* with VIRTIO_NET_F_CTRL_VQ */
+	unsigned int nq, max_nq;	/* queue pairs in use, offered (capped) */
+	bool rss;			/* steering set (VIRTIO_NET_F_RSS) */
+	struct zcnet_vnet_queue qs[ZCNET_VNET_MAX_QUEUES];
 	struct zcnet_timer *timer;	/* the front end's (ops->timer) */
 	bool dying;			/* being unbound */
 	void *state;			/* the front end's, from probe() */
 };
 
 static const struct zcnet_vnet_ops *zcnet_vnet_ops;
+
+/* Queue pair q (the front end's rings name only pairs in use). */
+static struct zcnet_vnet_queue *zq(struct zcnet_vnet *vn, unsigned int q)
+{
+	return &vn->qs[q < vn->max_nq ? q : 0];
+}
 
 static char zcnet_vnet_devices[256];
 module_param_string(devices, zcnet_vnet_devices, sizeof(zcnet_vnet_devices), 0644);
@@ -66,27 +90,32 @@ static bool zcnet_vnet_wanted(struct virtio_device *vdev)
 	return false;
 }
 
+/* Queue pair i's virtqueues are 2i (receive) and 2i + 1 (transmit); the
+ * control virtqueue comes last and has no callback. */
 static void zcnet_vnet_vq_done(struct virtqueue *vq)
 {
 	struct zcnet_vnet *vn = vq->vdev->priv;
+	unsigned int i = vq->index / 2;
 
+	if (i >= vn->nq)
+		return;
 	virtqueue_disable_cb(vq);
-	napi_schedule(&vn->napi);
+	napi_schedule(&vn->qs[i].napi);
 }
 
 static int zcnet_vnet_poll(struct napi_struct *napi, int budget)
 {
-	struct zcnet_vnet *vn = container_of(napi, struct zcnet_vnet, napi);
-	int done = zcnet_vnet_ops->poll(vn->state, budget);
+	struct zcnet_vnet_queue *q = container_of(napi, struct zcnet_vnet_queue, napi);
+	int done = zcnet_vnet_ops->poll(q->vn->state, q->idx, budget);
 
 	if (done < budget && napi_complete_done(napi, done)) {
-		unsigned int r = virtqueue_enable_cb_prepare(vn->rvq);
-		unsigned int t = virtqueue_enable_cb_prepare(vn->svq);
+		unsigned int r = virtqueue_enable_cb_prepare(q->rvq);
+		unsigned int t = virtqueue_enable_cb_prepare(q->svq);
 
 		/* Buffers used meanwhile: poll again rather than wait. */
-		if (virtqueue_poll(vn->rvq, r) || virtqueue_poll(vn->svq, t)) {
-			virtqueue_disable_cb(vn->rvq);
-			virtqueue_disable_cb(vn->svq);
+		if (virtqueue_poll(q->rvq, r) || virtqueue_poll(q->svq, t)) {
+			virtqueue_disable_cb(q->rvq);
+			virtqueue_disable_cb(q->svq);
 			napi_schedule(napi);
 		}
 	}
@@ -96,16 +125,23 @@ static int zcnet_vnet_poll(struct napi_struct *napi, int budget)
 static int zcnet_vnet_open(struct net_device *dev)
 {
 	struct zcnet_vnet *vn = netdev_priv(dev);
-	int err = zcnet_vnet_ops->open(vn->state);
+	unsigned int i;
+	int err;
 
-	if (err)
-		return err;
-	netdev_tx_reset_queue(netdev_get_tx_queue(dev, 0));
-	napi_enable(&vn->napi);
+	for (i = 0; i < vn->nq; i++) {
+		err = zcnet_vnet_ops->open(vn->state, i);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < vn->nq; i++) {
+		netdev_tx_reset_queue(netdev_get_tx_queue(dev, i));
+		napi_enable(&vn->qs[i].napi);
+	}
 	netif_tx_start_all_queues(dev);
 	/* Whatever the device used before NAPI ran. */
 	local_bh_disable();
-	napi_schedule(&vn->napi);
+	for (i = 0; i < vn->nq; i++)
+		napi_schedule(&vn->qs[i].napi);
 	local_bh_enable();
 	return 0;
 }
@@ -113,17 +149,23 @@ static int zcnet_vnet_open(struct net_device *dev)
 static int zcnet_vnet_stop(struct net_device *dev)
 {
 	struct zcnet_vnet *vn = netdev_priv(dev);
+	unsigned int i;
 
 	netif_tx_disable(dev);
-	napi_disable(&vn->napi);
+	for (i = 0; i < vn->nq; i++)
+		napi_disable(&vn->qs[i].napi);
 	return 0;
 }
 
 static netdev_tx_t zcnet_vnet_xmit(struct sk_buff *skb, struct net_device *dev)
 {
 	struct zcnet_vnet *vn = netdev_priv(dev);
+	unsigned int q = skb_get_queue_mapping(skb);
 
-	return zcnet_vnet_ops->xmit(vn->state, skb, netdev_xmit_more());
+	/* The core picks among the queues in use (real_num_tx_queues). */
+	if (WARN_ON_ONCE(q >= vn->nq))
+		q = 0;
+	return zcnet_vnet_ops->xmit(vn->state, q, skb, netdev_xmit_more());
 }
 
 static void zcnet_vnet_stats64(struct net_device *dev, struct rtnl_link_stats64 *s)
@@ -156,31 +198,52 @@ static void zcnet_vnet_ringparam(struct net_device *dev, struct ethtool_ringpara
 {
 	struct zcnet_vnet *vn = netdev_priv(dev);
 
-	ring->rx_max_pending = ring->rx_pending = virtqueue_get_vring_size(vn->rvq);
-	ring->tx_max_pending = ring->tx_pending = virtqueue_get_vring_size(vn->svq);
+	ring->rx_max_pending = ring->rx_pending = virtqueue_get_vring_size(vn->qs[0].rvq);
+	ring->tx_max_pending = ring->tx_pending = virtqueue_get_vring_size(vn->qs[0].svq);
 }
 
+/* ethtool -S: the front end's statistics, then each queue pair's. */
 static int zcnet_vnet_sset_count(struct net_device *dev, int sset)
 {
-	return sset == ETH_SS_STATS ? zcnet_vnet_ops->nstats : -EOPNOTSUPP;
+	struct zcnet_vnet *vn = netdev_priv(dev);
+
+	return sset == ETH_SS_STATS ? zcnet_vnet_ops->nstats + 2 * vn->nq : -EOPNOTSUPP;
 }
 
 static void zcnet_vnet_strings(struct net_device *dev, u32 sset, u8 *data)
 {
-	if (sset == ETH_SS_STATS)
-		zcnet_vnet_ops->stat_names(data);
+	struct zcnet_vnet *vn = netdev_priv(dev);
+	unsigned int i;
+
+	if (sset != ETH_SS_STATS)
+		return;
+	zcnet_vnet_ops->stat_names(data);
+	data += zcnet_vnet_ops->nstats * ETH_GSTRING_LEN;
+	for (i = 0; i < vn->nq; i++) {
+		ethtool_sprintf(&data, "rx_queue_%u_packets", i);
+		ethtool_sprintf(&data, "tx_queue_%u_packets", i);
+	}
 }
 
 static void zcnet_vnet_ethtool_stats(struct net_device *dev, struct ethtool_stats *st, u64 *data)
 {
 	struct zcnet_vnet *vn = netdev_priv(dev);
+	unsigned int i;
 
 	zcnet_vnet_ops->stat_values(vn->state, data);
+	data += zcnet_vnet_ops->nstats;
+	for (i = 0; i < vn->nq; i++) {
+		*data++ = READ_ONCE(vn->qs[i].rx_packets);
+		*data++ = READ_ONCE(vn->qs[i].tx_packets);
+	}
 }
 
 static void zcnet_vnet_channels(struct net_device *dev, struct ethtool_channels *ch)
 {
-	ch->max_combined = ch->combined_count = 1;
+	struct zcnet_vnet *vn = netdev_priv(dev);
+
+	ch->max_combined = vn->max_nq;
+	ch->combined_count = vn->nq;
 }
 
 static const struct ethtool_ops zcnet_vnet_ethtool_ops = {
@@ -205,21 +268,121 @@ static void zcnet_vnet_timer_fn(void *data)
  * the buffers themselves are the front end's, freed with its rings. */
 static void zcnet_vnet_detach_all(struct zcnet_vnet *vn)
 {
-	while (virtqueue_detach_unused_buf(vn->rvq))
-		;
-	while (virtqueue_detach_unused_buf(vn->svq))
-		;
+	unsigned int i;
+
+	for (i = 0; i < vn->max_nq; i++) {
+		while (virtqueue_detach_unused_buf(vn->qs[i].rvq))
+			;
+		while (virtqueue_detach_unused_buf(vn->qs[i].svq))
+			;
+	}
+}
+
+/* Sends a control command and waits for the device's answer (process
+ * context, before the device is registered): whether it said OK. */
+static bool zcnet_vnet_command(struct zcnet_vnet *vn, u8 class, u8 cmd,
+			       const void *data, unsigned int len)
+{
+	struct scatterlist hdr, out, in, *sgs[3];
+	struct virtio_net_ctrl_hdr *h;
+	unsigned int tmp;
+	void *buf;
+	u8 *ack;
+	bool ok = false;
+
+	if (!vn->cvq)
+		return false;
+	/* The device reads and writes these: no stack memory. */
+	buf = kmalloc(sizeof(*h) + len + 1, GFP_KERNEL);
+	if (!buf)
+		return false;
+	h = buf;
+	h->class = class;
+	h->cmd = cmd;
+	memcpy(buf + sizeof(*h), data, len);
+	ack = buf + sizeof(*h) + len;
+	*ack = VIRTIO_NET_ERR;
+	sg_init_one(&hdr, h, sizeof(*h));
+	sg_init_one(&out, buf + sizeof(*h), len);
+	sg_init_one(&in, ack, 1);
+	sgs[0] = &hdr;
+	sgs[1] = &out;
+	sgs[2] = &in;
+	if (virtqueue_add_sgs(vn->cvq, sgs, 2, 1, vn, GFP_KERNEL) == 0 && virtqueue_kick(vn->cvq)) {
+		while (!virtqueue_get_buf(vn->cvq, &tmp) && !virtqueue_is_broken(vn->cvq)) {
+			cond_resched();
+			cpu_relax();
+		}
+		ok = *ack == VIRTIO_NET_OK;
+	}
+	kfree(buf);
+	return ok;
+}
+
+/*
+ * Tells the device how many queue pairs to use and, with RSS, how to steer:
+ * TCP and UDP that is not fragmented spreads over queue pairs 1 and up by
+ * its hash, and everything the device does not classify (IPv4 fragments,
+ * whose ports it cannot see, but also ARP and ICMP) goes to queue pair 0,
+ * whose receive list the front end may speculate on (paper 6.2's second
+ * receive list). Without RSS the device steers as it likes.
+ */
+static void zcnet_vnet_steer(struct zcnet_vnet *vn)
+{
+	struct virtio_device *vdev = vn->vdev;
+	u32 types = VIRTIO_NET_RSS_HASH_TYPE_TCPv4 | VIRTIO_NET_RSS_HASH_TYPE_UDPv4 |
+		    VIRTIO_NET_RSS_HASH_TYPE_TCPv6 | VIRTIO_NET_RSS_HASH_TYPE_UDPv6;
+	unsigned int key_len, table, n, i;
+	__le16 nq = cpu_to_le16(vn->nq);
+	u8 *c, *p;
+
+	if (vn->nq >= 2 && virtio_has_feature(vdev, VIRTIO_NET_F_RSS)) {
+		key_len = min_t(unsigned int, virtio_cread8(vdev, offsetof(struct virtio_net_config, rss_max_key_size)), 40);
+		n = virtio_cread16(vdev, offsetof(struct virtio_net_config, rss_max_indirection_table_length));
+		types &= virtio_cread32(vdev, offsetof(struct virtio_net_config, supported_hash_types));
+		table = roundup_pow_of_two(vn->nq - 1);
+		if (key_len && types && table <= n) {
+			/* hash_types, mask, unclassified queue, the table,
+			 * max_tx_vq, key length, key. */
+			c = kzalloc(4 + 2 + 2 + 2 * table + 2 + 1 + key_len, GFP_KERNEL);
+			if (c) {
+				p = c;
+				put_unaligned_le32(types, p);
+				put_unaligned_le16(table - 1, p + 4);
+				put_unaligned_le16(0, p + 6);
+				p += 8;
+				for (i = 0; i < table; i++, p += 2)
+					put_unaligned_le16(1 + i % (vn->nq - 1), p);
+				put_unaligned_le16(vn->nq, p);
+				p[2] = key_len;
+				get_random_bytes(p + 3, key_len);
+				vn->rss = zcnet_vnet_command(vn, VIRTIO_NET_CTRL_MQ,
+							     VIRTIO_NET_CTRL_MQ_RSS_CONFIG, c,
+							     p + 3 + key_len - c);
+				kfree(c);
+			}
+			if (vn->rss)
+				return;
+			dev_warn(&vdev->dev, "%s: the device refused the RSS setting: frames are steered as it likes\n",
+				 KBUILD_MODNAME);
+		}
+	}
+	if (vn->nq >= 2 &&
+	    !zcnet_vnet_command(vn, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, &nq, sizeof(nq))) {
+		dev_warn(&vdev->dev, "%s: the device refused %u queue pairs: using one\n",
+			 KBUILD_MODNAME, vn->nq);
+		vn->nq = 1;
+	}
 }
 
 static int zcnet_vnet_probe(struct virtio_device *vdev)
 {
-	struct virtqueue_info info[2] = {
-		{ "input.0", zcnet_vnet_vq_done },
-		{ "output.0", zcnet_vnet_vq_done },
-	};
-	struct virtqueue *vqs[2];
+	struct virtqueue_info info[2 * ZCNET_VNET_MAX_QUEUES + 1] = {};
+	struct virtqueue *vqs[2 * ZCNET_VNET_MAX_QUEUES + 1];
 	struct net_device *dev;
 	struct zcnet_vnet *vn;
+	unsigned int max_nq = 1, i, nvq;
+	bool ctrl;
 	void *state;
 	int err;
 
@@ -229,13 +392,22 @@ static int zcnet_vnet_probe(struct virtio_device *vdev)
 		dev_warn(&vdev->dev, "%s: a virtio 1.0 device is needed\n", KBUILD_MODNAME);
 		return -EOPNOTSUPP;
 	}
-	dev = alloc_etherdev(sizeof(*vn));
+	ctrl = virtio_has_feature(vdev, VIRTIO_NET_F_CTRL_VQ);
+	if (ctrl && virtio_has_feature(vdev, VIRTIO_NET_F_MQ))
+		max_nq = clamp_t(unsigned int,
+				 virtio_cread16(vdev, offsetof(struct virtio_net_config, max_virtqueue_pairs)),
+				 1, ZCNET_VNET_MAX_QUEUES);
+	dev = alloc_etherdev_mq(sizeof(*vn), max_nq);
 	if (!dev)
 		return -ENOMEM;
 	SET_NETDEV_DEV(dev, &vdev->dev);
 	vn = netdev_priv(dev);
 	vn->vdev = vdev;
 	vn->dev = dev;
+	vn->max_nq = max_nq;
+	/* A queue pair per CPU for what is not speculated on, and queue
+	 * pair 0 for what is (see zcnet_vnet_steer). */
+	vn->nq = min(max_nq, num_online_cpus() + 1);
 	vdev->priv = vn;
 	if (virtio_has_feature(vdev, VIRTIO_NET_F_MAC)) {
 		u8 a[ETH_ALEN];
@@ -245,18 +417,35 @@ static int zcnet_vnet_probe(struct virtio_device *vdev)
 	} else {
 		eth_hw_addr_random(dev);
 	}
-	err = virtio_find_vqs(vdev, 2, vqs, info, NULL);
+	for (i = 0; i < max_nq; i++) {
+		struct zcnet_vnet_queue *q = &vn->qs[i];
+
+		q->vn = vn;
+		q->idx = i;
+		snprintf(q->rname, sizeof(q->rname), "input.%u", i);
+		snprintf(q->sname, sizeof(q->sname), "output.%u", i);
+		info[2 * i] = (struct virtqueue_info){ q->rname, zcnet_vnet_vq_done };
+		info[2 * i + 1] = (struct virtqueue_info){ q->sname, zcnet_vnet_vq_done };
+	}
+	nvq = 2 * max_nq;
+	if (ctrl)
+		info[nvq++] = (struct virtqueue_info){ "control", NULL };
+	err = virtio_find_vqs(vdev, nvq, vqs, info, NULL);
 	if (err)
 		goto free;
-	vn->rvq = vqs[0];
-	vn->svq = vqs[1];
+	for (i = 0; i < max_nq; i++) {
+		vn->qs[i].rvq = vqs[2 * i];
+		vn->qs[i].svq = vqs[2 * i + 1];
+	}
+	vn->cvq = ctrl ? vqs[2 * max_nq] : NULL;
 	vn->timer = zcnet_helper_timer_new(zcnet_vnet_timer_fn, vn);
 	if (!vn->timer) {
 		err = -ENOMEM;
 		vdev->config->del_vqs(vdev);
 		goto free;
 	}
-	netif_napi_add(dev, &vn->napi, zcnet_vnet_poll);
+	for (i = 0; i < max_nq; i++)
+		netif_napi_add(dev, &vn->qs[i].napi, zcnet_vnet_poll);
 	dev->netdev_ops = &zcnet_vnet_netdev_ops;
 	dev->ethtool_ops = &zcnet_vnet_ethtool_ops;
 	/* Checksums are resolved in software before a frame is posted: the
@@ -270,6 +459,9 @@ static int zcnet_vnet_probe(struct virtio_device *vdev)
 	}
 	vn->state = state;
 	virtio_device_ready(vdev);
+	zcnet_vnet_steer(vn);
+	netif_set_real_num_tx_queues(dev, vn->nq);
+	netif_set_real_num_rx_queues(dev, vn->nq);
 	err = register_netdev(dev);
 	if (err) {
 		virtio_reset_device(vdev);
@@ -278,12 +470,14 @@ static int zcnet_vnet_probe(struct virtio_device *vdev)
 		goto del;
 	}
 	netif_carrier_on(dev);
-	dev_info(&vdev->dev, "%s: %s bound (%u receive, %u transmit descriptors)\n",
-		 KBUILD_MODNAME, netdev_name(dev), virtqueue_get_vring_size(vn->rvq),
-		 virtqueue_get_vring_size(vn->svq));
+	dev_info(&vdev->dev, "%s: %s bound (%u of %u queue pairs%s, %u receive, %u transmit descriptors each)\n",
+		 KBUILD_MODNAME, netdev_name(dev), vn->nq, vn->max_nq,
+		 vn->rss ? ", fragments steered to pair 0" : "",
+		 virtqueue_get_vring_size(vn->qs[0].rvq), virtqueue_get_vring_size(vn->qs[0].svq));
 	return 0;
 del:
-	netif_napi_del(&vn->napi);
+	for (i = 0; i < max_nq; i++)
+		netif_napi_del(&vn->qs[i].napi);
 	zcnet_helper_timer_free(vn->timer);
 	vdev->config->del_vqs(vdev);
 free:
@@ -294,6 +488,7 @@ free:
 static void zcnet_vnet_remove(struct virtio_device *vdev)
 {
 	struct zcnet_vnet *vn = vdev->priv;
+	unsigned int i;
 
 	/* Marked first, so that transmit starts nothing new; stopped
 	 * (ndo_stop: NAPI off, no transmit) and the timer with it; the front
@@ -307,7 +502,8 @@ static void zcnet_vnet_remove(struct virtio_device *vdev)
 	zcnet_vnet_detach_all(vn);
 	vdev->config->del_vqs(vdev);
 	zcnet_vnet_ops->remove(vn->state);
-	netif_napi_del(&vn->napi);
+	for (i = 0; i < vn->max_nq; i++)
+		netif_napi_del(&vn->qs[i].napi);
 	zcnet_helper_timer_free(vn->timer);
 	free_netdev(vn->dev);
 }
@@ -319,6 +515,9 @@ static const struct virtio_device_id zcnet_vnet_ids[] = {
 
 static const unsigned int zcnet_vnet_features[] = {
 	VIRTIO_NET_F_MAC,
+	VIRTIO_NET_F_CTRL_VQ,
+	VIRTIO_NET_F_MQ,
+	VIRTIO_NET_F_RSS,
 };
 
 static struct virtio_driver zcnet_vnet_driver = {
@@ -346,14 +545,24 @@ struct net_device *zcnet_helper_vnet_netdev(struct zcnet_vnet *vn)
 	return vn->dev;
 }
 
+unsigned int zcnet_helper_vnet_queues(struct zcnet_vnet *vn)
+{
+	return vn->nq;
+}
+
+bool zcnet_helper_vnet_steered(struct zcnet_vnet *vn)
+{
+	return vn->rss;
+}
+
 unsigned int zcnet_helper_vnet_rx_size(struct zcnet_vnet *vn)
 {
-	return virtqueue_get_vring_size(vn->rvq);
+	return virtqueue_get_vring_size(vn->qs[0].rvq);
 }
 
 unsigned int zcnet_helper_vnet_tx_size(struct zcnet_vnet *vn)
 {
-	return virtqueue_get_vring_size(vn->svq);
+	return virtqueue_get_vring_size(vn->qs[0].svq);
 }
 
 void zcnet_helper_vnet_set_mtu(struct zcnet_vnet *vn, unsigned int mtu, unsigned int max)
@@ -372,7 +581,7 @@ bool zcnet_helper_vnet_dying(struct zcnet_vnet *vn)
 	return READ_ONCE(vn->dying);
 }
 
-int zcnet_helper_vnet_post_rx(struct zcnet_vnet *vn, void *hdr, unsigned int hdr_len,
+int zcnet_helper_vnet_post_rx(struct zcnet_vnet *vn, unsigned int q, void *hdr, unsigned int hdr_len,
 			      struct page *page, unsigned int page_off,
 			      unsigned int page_len, unsigned long token)
 {
@@ -384,10 +593,10 @@ int zcnet_helper_vnet_post_rx(struct zcnet_vnet *vn, void *hdr, unsigned int hdr
 	sg_set_buf(&sg[0], hdr, hdr_len);
 	if (page_len)
 		sg_set_page(&sg[1], page, page_len, page_off);
-	return virtqueue_add_inbuf(vn->rvq, sg, page_len ? 2 : 1, (void *)token, GFP_ATOMIC);
+	return virtqueue_add_inbuf(zq(vn, q)->rvq, sg, page_len ? 2 : 1, (void *)token, GFP_ATOMIC);
 }
 
-int zcnet_helper_vnet_post_rx_spec(struct zcnet_vnet *vn, void *hdr, unsigned int hdr_len,
+int zcnet_helper_vnet_post_rx_spec(struct zcnet_vnet *vn, unsigned int q, void *hdr, unsigned int hdr_len,
 				   struct page *page, unsigned int off, unsigned int len,
 				   void *ovf, unsigned int ovf_len, unsigned long token)
 {
@@ -399,15 +608,20 @@ int zcnet_helper_vnet_post_rx_spec(struct zcnet_vnet *vn, void *hdr, unsigned in
 	sg_set_buf(&sg[0], hdr, hdr_len);
 	sg_set_page(&sg[1], page, len, off);
 	sg_set_buf(&sg[2], ovf, ovf_len);
-	return virtqueue_add_inbuf(vn->rvq, sg, 3, (void *)token, GFP_ATOMIC);
+	return virtqueue_add_inbuf(zq(vn, q)->rvq, sg, 3, (void *)token, GFP_ATOMIC);
 }
 
-unsigned long zcnet_helper_vnet_get_rx(struct zcnet_vnet *vn, unsigned int *len)
+unsigned long zcnet_helper_vnet_get_rx(struct zcnet_vnet *vn, unsigned int q, unsigned int *len)
 {
-	return (unsigned long)virtqueue_get_buf(vn->rvq, len);
+	struct zcnet_vnet_queue *z = zq(vn, q);
+	unsigned long t = (unsigned long)virtqueue_get_buf(z->rvq, len);
+
+	if (t)
+		WRITE_ONCE(z->rx_packets, z->rx_packets + 1);
+	return t;
 }
 
-int zcnet_helper_vnet_post_tx(struct zcnet_vnet *vn, struct sk_buff *skb, unsigned long token)
+int zcnet_helper_vnet_post_tx(struct zcnet_vnet *vn, unsigned int q, struct sk_buff *skb, unsigned long token)
 {
 	struct scatterlist sg[MAX_SKB_FRAGS + 2];
 	/* The header lives in skb->cb, the driver's while it owns the skb
@@ -426,36 +640,56 @@ int zcnet_helper_vnet_post_tx(struct zcnet_vnet *vn, struct sk_buff *skb, unsign
 	n = skb_to_sgvec(skb, sg + 1, 0, skb->len);
 	if (n < 0)
 		return n;
-	return virtqueue_add_outbuf(vn->svq, sg, n + 1, (void *)token, GFP_ATOMIC);
+	return virtqueue_add_outbuf(zq(vn, q)->svq, sg, n + 1, (void *)token, GFP_ATOMIC);
 }
 
-unsigned long zcnet_helper_vnet_get_tx(struct zcnet_vnet *vn)
+unsigned long zcnet_helper_vnet_get_tx(struct zcnet_vnet *vn, unsigned int q)
 {
+	struct zcnet_vnet_queue *z = zq(vn, q);
 	unsigned int len;
+	unsigned long t = (unsigned long)virtqueue_get_buf(z->svq, &len);
 
-	return (unsigned long)virtqueue_get_buf(vn->svq, &len);
+	if (t)
+		WRITE_ONCE(z->tx_packets, z->tx_packets + 1);
+	return t;
 }
 
-unsigned int zcnet_helper_vnet_tx_free(struct zcnet_vnet *vn)
+unsigned int zcnet_helper_vnet_tx_free(struct zcnet_vnet *vn, unsigned int q)
 {
-	return vn->svq->num_free;
+	return zq(vn, q)->svq->num_free;
 }
 
-bool zcnet_helper_vnet_kick_rx(struct zcnet_vnet *vn)
+bool zcnet_helper_vnet_kick_rx(struct zcnet_vnet *vn, unsigned int q)
 {
-	return virtqueue_kick_prepare(vn->rvq) && virtqueue_notify(vn->rvq);
+	unsigned int i;
+
+	if (!virtqueue_kick_prepare(zq(vn, q)->rvq))
+		return false;
+	virtqueue_notify(zq(vn, q)->rvq);
+	/*
+	 * The device asks for a notification when it ran out of buffers in
+	 * this ring. QEMU, steering in software (RSS), keeps a frame it could
+	 * not place here in the backend queue it came from, and retries it
+	 * only when the receive ring of *that* pair is notified: notify them
+	 * all, or the frame waits for unrelated traffic on the other pair.
+	 */
+	if (vn->rss)
+		for (i = 0; i < vn->nq; i++)
+			if (i != q)
+				virtqueue_notify(vn->qs[i].rvq);
+	return true;
 }
 
-bool zcnet_helper_vnet_kick_tx(struct zcnet_vnet *vn)
+bool zcnet_helper_vnet_kick_tx(struct zcnet_vnet *vn, unsigned int q)
 {
-	return virtqueue_kick_prepare(vn->svq) && virtqueue_notify(vn->svq);
+	return virtqueue_kick_prepare(zq(vn, q)->svq) && virtqueue_notify(zq(vn, q)->svq);
 }
 
-struct sk_buff *zcnet_helper_vnet_rx_skb(struct zcnet_vnet *vn, const void *head,
+struct sk_buff *zcnet_helper_vnet_rx_skb(struct zcnet_vnet *vn, unsigned int q, const void *head,
 					 unsigned int head_len, struct page *page,
 					 unsigned int page_len)
 {
-	struct sk_buff *skb = napi_alloc_skb(&vn->napi, head_len);
+	struct sk_buff *skb = napi_alloc_skb(&zq(vn, q)->napi, head_len);
 
 	if (!skb || head_len < ETH_HLEN) {
 		if (page)
@@ -472,11 +706,11 @@ struct sk_buff *zcnet_helper_vnet_rx_skb(struct zcnet_vnet *vn, const void *head
 	return skb;
 }
 
-struct sk_buff *zcnet_helper_vnet_rx_skb_frag(struct zcnet_vnet *vn, const void *head,
+struct sk_buff *zcnet_helper_vnet_rx_skb_frag(struct zcnet_vnet *vn, unsigned int q, const void *head,
 					      unsigned int head_len, struct page *page,
 					      unsigned int off, unsigned int len)
 {
-	struct sk_buff *skb = napi_alloc_skb(&vn->napi, head_len);
+	struct sk_buff *skb = napi_alloc_skb(&zq(vn, q)->napi, head_len);
 
 	if (!skb || head_len < ETH_HLEN || off > PAGE_SIZE || len > PAGE_SIZE - off) {
 		put_page(page);
@@ -489,7 +723,7 @@ struct sk_buff *zcnet_helper_vnet_rx_skb_frag(struct zcnet_vnet *vn, const void 
 	return skb;
 }
 
-struct sk_buff *zcnet_helper_vnet_rx_skb_copy(struct zcnet_vnet *vn, const void *a,
+struct sk_buff *zcnet_helper_vnet_rx_skb_copy(struct zcnet_vnet *vn, unsigned int q, const void *a,
 					      unsigned int alen, struct page *page,
 					      unsigned int off, unsigned int plen,
 					      const void *b, unsigned int blen)
@@ -498,7 +732,7 @@ struct sk_buff *zcnet_helper_vnet_rx_skb_copy(struct zcnet_vnet *vn, const void 
 
 	if (off > PAGE_SIZE || plen > PAGE_SIZE - off || alen + plen + blen < ETH_HLEN)
 		return NULL;
-	skb = napi_alloc_skb(&vn->napi, alen + plen + blen);
+	skb = napi_alloc_skb(&zq(vn, q)->napi, alen + plen + blen);
 	if (!skb)
 		return NULL;
 	skb_put_data(skb, a, alen);
@@ -509,28 +743,28 @@ struct sk_buff *zcnet_helper_vnet_rx_skb_copy(struct zcnet_vnet *vn, const void 
 	return skb;
 }
 
-void zcnet_helper_vnet_receive(struct zcnet_vnet *vn, struct sk_buff *skb)
+void zcnet_helper_vnet_receive(struct zcnet_vnet *vn, unsigned int q, struct sk_buff *skb)
 {
-	napi_gro_receive(&vn->napi, skb);
+	napi_gro_receive(&zq(vn, q)->napi, skb);
 }
 
-void zcnet_helper_vnet_tx_stop(struct zcnet_vnet *vn)
+void zcnet_helper_vnet_tx_stop(struct zcnet_vnet *vn, unsigned int q)
 {
-	netif_stop_queue(vn->dev);
+	netif_stop_subqueue(vn->dev, q);
 }
 
-void zcnet_helper_vnet_tx_wake(struct zcnet_vnet *vn)
+void zcnet_helper_vnet_tx_wake(struct zcnet_vnet *vn, unsigned int q)
 {
-	if (netif_queue_stopped(vn->dev))
-		netif_wake_queue(vn->dev);
+	if (__netif_subqueue_stopped(vn->dev, q))
+		netif_wake_subqueue(vn->dev, q);
 }
 
-bool zcnet_helper_vnet_tx_sent(struct zcnet_vnet *vn, unsigned int bytes, bool more)
+bool zcnet_helper_vnet_tx_sent(struct zcnet_vnet *vn, unsigned int q, unsigned int bytes, bool more)
 {
-	return __netdev_tx_sent_queue(netdev_get_tx_queue(vn->dev, 0), bytes, more);
+	return __netdev_tx_sent_queue(netdev_get_tx_queue(vn->dev, q), bytes, more);
 }
 
-void zcnet_helper_vnet_tx_completed(struct zcnet_vnet *vn, unsigned int pkts, unsigned int bytes)
+void zcnet_helper_vnet_tx_completed(struct zcnet_vnet *vn, unsigned int q, unsigned int pkts, unsigned int bytes)
 {
-	netdev_tx_completed_queue(netdev_get_tx_queue(vn->dev, 0), pkts, bytes);
+	netdev_tx_completed_queue(netdev_get_tx_queue(vn->dev, q), pkts, bytes);
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A virtio-net device driven by a zcnet front end (rust/zcnet/vnet.rs): the
- * virtio driver registration, the net_device, the two virtqueues and the
- * NAPI context that glue them, with the front end's callbacks for what the
+ * virtio driver registration, the net_device, its queue pairs (two
+ * virtqueues and a NAPI context each) and the control virtqueue, with the front end's callbacks for what the
  * datapath does. The front end binds only the devices named in the module
  * parameter `devices` (virtioN names or MAC addresses), so that loading the
  * module takes no NIC away from virtio_net by surprise.
@@ -21,6 +21,8 @@ struct zcnet_vnet;
 
 /* Bytes of the virtio-net header in front of every frame (virtio 1.0). */
 #define ZCNET_VNET_HDR_LEN 12
+/* Queue pairs used at most. */
+#define ZCNET_VNET_MAX_QUEUES 8
 
 /* The front end's callbacks; `state` is what probe() returned. */
 struct zcnet_vnet_ops {
@@ -30,15 +32,17 @@ struct zcnet_vnet_ops {
 	/* The device is reset and unregistered: nothing calls the front end
 	 * for it again and the device owns none of its buffers any more. */
 	void (*remove)(void *state);
-	/* ndo_open (RTNL held): post receive buffers; or -errno. */
-	int (*open)(void *state);
-	/* ndo_start_xmit: the skb is the front end's; `more`: another one
-	 * follows at once (kick later). NETDEV_TX_OK or NETDEV_TX_BUSY
-	 * (the skb then stays the caller's and the queue is stopped). */
-	int (*xmit)(void *state, struct sk_buff *skb, bool more);
-	/* The NAPI poll: transmit completions, then up to `budget` received
-	 * frames; how many of those. */
-	int (*poll)(void *state, int budget);
+	/* ndo_open (RTNL held), for each queue pair q in use: post receive
+	 * buffers; or -errno. */
+	int (*open)(void *state, unsigned int q);
+	/* ndo_start_xmit on queue pair q: the skb is the front end's; `more`:
+	 * another one follows at once (kick later). NETDEV_TX_OK or
+	 * NETDEV_TX_BUSY (the skb then stays the caller's and the queue is
+	 * stopped). */
+	int (*xmit)(void *state, unsigned int q, struct sk_buff *skb, bool more);
+	/* Queue pair q's NAPI poll: transmit completions, then up to
+	 * `budget` received frames; how many of those. */
+	int (*poll)(void *state, unsigned int q, int budget);
 	/* ndo_get_stats64 */
 	void (*stats)(void *state, struct rtnl_link_stats64 *s);
 	/* The device's timer fired (softirq). */
@@ -58,8 +62,13 @@ struct zcnet_vnet_ops {
 int zcnet_helper_vnet_register(const char *name, const struct zcnet_vnet_ops *ops);
 void zcnet_helper_vnet_unregister(void);
 
-/* The device's net_device and the size of its rings. */
+/* The device's net_device, its queue pairs in use (each queue pair q below
+ * is one of them) and the size of its rings. */
 struct net_device *zcnet_helper_vnet_netdev(struct zcnet_vnet *vn);
+unsigned int zcnet_helper_vnet_queues(struct zcnet_vnet *vn);
+/* True when the device steers IPv4 fragments (and whatever else it does not
+ * classify) to queue pair 0 and the rest to the others (RSS). */
+bool zcnet_helper_vnet_steered(struct zcnet_vnet *vn);
 unsigned int zcnet_helper_vnet_rx_size(struct zcnet_vnet *vn);
 unsigned int zcnet_helper_vnet_tx_size(struct zcnet_vnet *vn);
 /* The largest MTU a user may set, and the MTU (before registration). */
@@ -71,13 +80,13 @@ void zcnet_helper_vnet_arm_timer(struct zcnet_vnet *vn, unsigned long delay_us);
 bool zcnet_helper_vnet_dying(struct zcnet_vnet *vn);
 
 /*
- * Posts one receive chain: `hdr_len` bytes at `hdr` (the virtio-net header
+ * The datapath, on queue pair q. Posts one receive chain: `hdr_len` bytes at `hdr` (the virtio-net header
  * and the frame's first bytes), then `page_len` bytes of `page` from
  * `page_off`; `token` (non-zero) comes back from get_rx. 0 or -errno
  * (-ENOSPC: the ring is full). The memory must stay valid until the chain
  * comes back or the device is reset.
  */
-int zcnet_helper_vnet_post_rx(struct zcnet_vnet *vn, void *hdr, unsigned int hdr_len,
+int zcnet_helper_vnet_post_rx(struct zcnet_vnet *vn, unsigned int q, void *hdr, unsigned int hdr_len,
 			      struct page *page, unsigned int page_off,
 			      unsigned int page_len, unsigned long token);
 /*
@@ -86,26 +95,26 @@ int zcnet_helper_vnet_post_rx(struct zcnet_vnet *vn, void *hdr, unsigned int hdr
  * (where its payload belongs), then ovf_len bytes at ovf (where the rest of
  * any other frame spills). As zcnet_helper_vnet_post_rx otherwise.
  */
-int zcnet_helper_vnet_post_rx_spec(struct zcnet_vnet *vn, void *hdr, unsigned int hdr_len,
+int zcnet_helper_vnet_post_rx_spec(struct zcnet_vnet *vn, unsigned int q, void *hdr, unsigned int hdr_len,
 				   struct page *page, unsigned int off, unsigned int len,
 				   void *ovf, unsigned int ovf_len, unsigned long token);
 /* A used receive chain's token and the bytes the device wrote; 0: none. */
-unsigned long zcnet_helper_vnet_get_rx(struct zcnet_vnet *vn, unsigned int *len);
+unsigned long zcnet_helper_vnet_get_rx(struct zcnet_vnet *vn, unsigned int q, unsigned int *len);
 /*
  * Posts skb for transmit behind a zeroed virtio-net header pushed into its
  * headroom (made when there is none): its head and fragments as they are,
  * no copy. `token` (non-zero) comes back from get_tx. 0 or -errno (-ENOSPC:
  * the ring is full; -ENOMEM: no headroom); the skb stays the caller's.
  */
-int zcnet_helper_vnet_post_tx(struct zcnet_vnet *vn, struct sk_buff *skb, unsigned long token);
+int zcnet_helper_vnet_post_tx(struct zcnet_vnet *vn, unsigned int q, struct sk_buff *skb, unsigned long token);
 /* A completed transmit's token; 0: none. */
-unsigned long zcnet_helper_vnet_get_tx(struct zcnet_vnet *vn);
+unsigned long zcnet_helper_vnet_get_tx(struct zcnet_vnet *vn, unsigned int q);
 /* Descriptors free in the transmit ring. */
-unsigned int zcnet_helper_vnet_tx_free(struct zcnet_vnet *vn);
+unsigned int zcnet_helper_vnet_tx_free(struct zcnet_vnet *vn, unsigned int q);
 /* Notifies the device of new buffers in the ring when it wants to be:
  * whether it was notified. */
-bool zcnet_helper_vnet_kick_rx(struct zcnet_vnet *vn);
-bool zcnet_helper_vnet_kick_tx(struct zcnet_vnet *vn);
+bool zcnet_helper_vnet_kick_rx(struct zcnet_vnet *vn, unsigned int q);
+bool zcnet_helper_vnet_kick_tx(struct zcnet_vnet *vn, unsigned int q);
 /*
  * A received frame: head_len bytes at head (the Ethernet header first,
  * copied into the skb's head), then page_len bytes of page from offset 0 as
@@ -113,30 +122,30 @@ bool zcnet_helper_vnet_kick_tx(struct zcnet_vnet *vn);
  * failure). NULL when memory is short or the head is shorter than an
  * Ethernet header.
  */
-struct sk_buff *zcnet_helper_vnet_rx_skb(struct zcnet_vnet *vn, const void *head,
+struct sk_buff *zcnet_helper_vnet_rx_skb(struct zcnet_vnet *vn, unsigned int q, const void *head,
 					 unsigned int head_len, struct page *page,
 					 unsigned int page_len);
 /* A received frame: head_len bytes at head (from the Ethernet header on)
  * copied into the skb's head, then len bytes of page from off as its
  * fragment (the caller's page reference passes to the skb; put on
  * failure). NULL when memory is short. */
-struct sk_buff *zcnet_helper_vnet_rx_skb_frag(struct zcnet_vnet *vn, const void *head,
+struct sk_buff *zcnet_helper_vnet_rx_skb_frag(struct zcnet_vnet *vn, unsigned int q, const void *head,
 					      unsigned int head_len, struct page *page,
 					      unsigned int off, unsigned int len);
 /* A received frame copied whole into a linear skb: alen bytes at a, plen
  * bytes of page from off, blen bytes at b. NULL when memory is short. */
-struct sk_buff *zcnet_helper_vnet_rx_skb_copy(struct zcnet_vnet *vn, const void *a,
+struct sk_buff *zcnet_helper_vnet_rx_skb_copy(struct zcnet_vnet *vn, unsigned int q, const void *a,
 					      unsigned int alen, struct page *page,
 					      unsigned int off, unsigned int plen,
 					      const void *b, unsigned int blen);
 /* The received frame skb to the stack through NAPI (GRO). */
-void zcnet_helper_vnet_receive(struct zcnet_vnet *vn, struct sk_buff *skb);
+void zcnet_helper_vnet_receive(struct zcnet_vnet *vn, unsigned int q, struct sk_buff *skb);
 /* Transmit queue flow control and byte queue limits. */
-void zcnet_helper_vnet_tx_stop(struct zcnet_vnet *vn);
-void zcnet_helper_vnet_tx_wake(struct zcnet_vnet *vn);
+void zcnet_helper_vnet_tx_stop(struct zcnet_vnet *vn, unsigned int q);
+void zcnet_helper_vnet_tx_wake(struct zcnet_vnet *vn, unsigned int q);
 /* Counts bytes queued to the device (BQL): whether to kick it now (no more
  * frames follow at once, or the queue must stop). */
-bool zcnet_helper_vnet_tx_sent(struct zcnet_vnet *vn, unsigned int bytes, bool more);
-void zcnet_helper_vnet_tx_completed(struct zcnet_vnet *vn, unsigned int pkts, unsigned int bytes);
+bool zcnet_helper_vnet_tx_sent(struct zcnet_vnet *vn, unsigned int q, unsigned int bytes, bool more);
+void zcnet_helper_vnet_tx_completed(struct zcnet_vnet *vn, unsigned int q, unsigned int pkts, unsigned int bytes);
 
 #endif /* ZCNET_HELPERS_VNET_H */

@@ -6,9 +6,10 @@
 //! C header: [`include/linux/virtio.h`](srctree/include/linux/virtio.h)
 //!
 //! The C side (`rust/helpers/vnet.c`) owns the virtio driver, the
-//! `net_device`, the two virtqueues and the NAPI context; this file turns its
-//! callbacks into a [`Driver`] implementation and gives the driver the rings
-//! as safe types. The rings own every buffer they post ([`RxRing`] its
+//! `net_device`, the queue pairs (two virtqueues and a NAPI context each)
+//! and the control virtqueue; this file turns its callbacks into a
+//! [`Driver`] implementation and gives the driver each queue pair's rings as
+//! safe types. The rings own every buffer they post ([`RxRing`] its
 //! header buffers and pages, [`TxRing`] its skbs) until the device gives it
 //! back, and only this file can make or drop a ring: it drops them after the
 //! device is reset, so no buffer is freed while the device may still write
@@ -60,13 +61,27 @@ impl Vnet {
         unsafe { NetDevice::from_raw(ext::zcnet_helper_vnet_netdev(self.raw())) }
     }
 
-    /// Descriptors of the receive ring.
+    /// Queue pairs in use: each ring's [`RxRing::queue`] is below this.
+    pub fn queues(&self) -> usize {
+        // SAFETY: By the type invariant the device is bound.
+        unsafe { ext::zcnet_helper_vnet_queues(self.raw()) as usize }
+    }
+
+    /// True when the device steers IPv4 fragments (and what else it does
+    /// not classify: ARP, ICMP) to queue pair 0, and TCP and UDP that is
+    /// not fragmented to the others (RSS).
+    pub fn steered(&self) -> bool {
+        // SAFETY: By the type invariant the device is bound.
+        unsafe { ext::zcnet_helper_vnet_steered(self.raw()) }
+    }
+
+    /// Descriptors of a receive ring.
     pub fn rx_size(&self) -> usize {
         // SAFETY: By the type invariant the device is bound.
         unsafe { ext::zcnet_helper_vnet_rx_size(self.raw()) as usize }
     }
 
-    /// Descriptors of the transmit ring.
+    /// Descriptors of a transmit ring.
     pub fn tx_size(&self) -> usize {
         // SAFETY: By the type invariant the device is bound.
         unsafe { ext::zcnet_helper_vnet_tx_size(self.raw()) as usize }
@@ -98,55 +113,62 @@ impl Vnet {
 
     /// Notifies the device of new receive buffers, when it asked to be:
     /// whether it was notified.
-    pub fn kick_rx(&self) -> bool {
+    pub fn kick_rx(&self, q: usize) -> bool {
         // SAFETY: By the type invariant the device is bound; the rings' users
         // hold their locks.
-        unsafe { ext::zcnet_helper_vnet_kick_rx(self.raw()) }
+        unsafe { ext::zcnet_helper_vnet_kick_rx(self.raw(), q as u32) }
     }
 
     /// Notifies the device of frames to send, when it asked to be: whether
     /// it was notified.
-    pub fn kick_tx(&self) -> bool {
+    pub fn kick_tx(&self, q: usize) -> bool {
         // SAFETY: As above.
-        unsafe { ext::zcnet_helper_vnet_kick_tx(self.raw()) }
+        unsafe { ext::zcnet_helper_vnet_kick_tx(self.raw(), q as u32) }
     }
 
-    /// Free descriptors in the transmit ring.
-    pub fn tx_free(&self) -> usize {
+    /// Free descriptors in a transmit ring.
+    pub fn tx_free(&self, q: usize) -> usize {
         // SAFETY: By the type invariant the device is bound.
-        unsafe { ext::zcnet_helper_vnet_tx_free(self.raw()) as usize }
+        unsafe { ext::zcnet_helper_vnet_tx_free(self.raw(), q as u32) as usize }
     }
 
-    /// Stops the transmit queue (the ring is full).
-    pub fn tx_stop(&self) {
+    /// Stops a transmit queue (its ring is full).
+    pub fn tx_stop(&self, q: usize) {
         // SAFETY: By the type invariant the device is bound.
-        unsafe { ext::zcnet_helper_vnet_tx_stop(self.raw()) }
+        unsafe { ext::zcnet_helper_vnet_tx_stop(self.raw(), q as u32) }
     }
 
-    /// Restarts the transmit queue if it was stopped.
-    pub fn tx_wake(&self) {
+    /// Restarts a transmit queue if it was stopped.
+    pub fn tx_wake(&self, q: usize) {
         // SAFETY: By the type invariant the device is bound.
-        unsafe { ext::zcnet_helper_vnet_tx_wake(self.raw()) }
+        unsafe { ext::zcnet_helper_vnet_tx_wake(self.raw(), q as u32) }
     }
 
     /// Counts `bytes` queued to the device (byte queue limits); `more`:
     /// another frame follows at once. Whether to kick the device now.
-    pub fn tx_sent(&self, bytes: u32, more: bool) -> bool {
+    pub fn tx_sent(&self, q: usize, bytes: u32, more: bool) -> bool {
         // SAFETY: By the type invariant the device is bound; called from the
         // transmit path.
-        unsafe { ext::zcnet_helper_vnet_tx_sent(self.raw(), bytes, more) }
+        unsafe { ext::zcnet_helper_vnet_tx_sent(self.raw(), q as u32, bytes, more) }
     }
 
     /// Counts frames the device has sent (byte queue limits).
-    pub fn tx_completed(&self, frames: u32, bytes: u32) {
+    pub fn tx_completed(&self, q: usize, frames: u32, bytes: u32) {
         // SAFETY: By the type invariant the device is bound.
-        unsafe { ext::zcnet_helper_vnet_tx_completed(self.raw(), frames, bytes) }
+        unsafe { ext::zcnet_helper_vnet_tx_completed(self.raw(), q as u32, frames, bytes) }
     }
 
-    /// A received frame: `head` (from its Ethernet header on, copied into
-    /// the skb's head) and `page_len` bytes of `page` as its fragment.
-    /// `None` when memory is short or `head` holds no Ethernet header.
-    pub fn rx_skb(&self, head: &[u8], page: Option<RxPage>, page_len: usize) -> Option<SkBuff> {
+    /// A frame received on queue pair `q`: `head` (from its Ethernet header
+    /// on, copied into the skb's head) and `page_len` bytes of `page` as its
+    /// fragment. `None` when memory is short or `head` holds no Ethernet
+    /// header.
+    pub fn rx_skb(
+        &self,
+        q: usize,
+        head: &[u8],
+        page: Option<RxPage>,
+        page_len: usize,
+    ) -> Option<SkBuff> {
         let page_len = if page.is_some() {
             page_len.min(PAGE_SIZE)
         } else {
@@ -158,6 +180,7 @@ impl Vnet {
         unsafe {
             SkBuff::from_raw(ext::zcnet_helper_vnet_rx_skb(
                 self.raw(),
+                q as u32,
                 head.as_ptr().cast(),
                 head.len() as u32,
                 p,
@@ -166,11 +189,12 @@ impl Vnet {
         }
     }
 
-    /// Hands a received frame to the stack (NAPI, GRO): from the poll only.
-    pub fn receive(&self, skb: SkBuff) {
+    /// Hands a frame received on queue pair `q` to the stack (NAPI, GRO):
+    /// from that pair's poll only.
+    pub fn receive(&self, q: usize, skb: SkBuff) {
         // SAFETY: By the type invariant the device is bound; the skb passes
         // to the stack.
-        unsafe { ext::zcnet_helper_vnet_receive(self.raw(), skb.into_raw()) }
+        unsafe { ext::zcnet_helper_vnet_receive(self.raw(), q as u32, skb.into_raw()) }
     }
 }
 
@@ -220,12 +244,13 @@ struct RxSlot {
 /// them.
 pub struct RxRing {
     vn: Vnet,
+    q: u32,
     slots: KVec<RxSlot>,
     free: KVec<u32>,
 }
 
 impl RxRing {
-    fn new(vn: Vnet, n: usize) -> Result<Self> {
+    fn new(vn: Vnet, q: u32, n: usize) -> Result<Self> {
         let mut slots = KVec::with_capacity(n, GFP_KERNEL)?;
         let mut free = KVec::with_capacity(n, GFP_KERNEL)?;
         for i in 0..n {
@@ -241,7 +266,18 @@ impl RxRing {
             )?;
             free.push((n - 1 - i) as u32, GFP_KERNEL)?;
         }
-        Ok(Self { vn, slots, free })
+        Ok(Self { vn, q, slots, free })
+    }
+
+    /// Its queue pair.
+    pub fn queue(&self) -> usize {
+        self.q as usize
+    }
+
+    /// Notifies the device of new buffers, when it asked to be: whether it
+    /// was notified.
+    pub fn kick(&self) -> bool {
+        self.vn.kick_rx(self.q as usize)
     }
 
     /// Chains posted and not yet given back.
@@ -279,6 +315,7 @@ impl RxRing {
             let r = unsafe {
                 ext::zcnet_helper_vnet_post_rx(
                     self.vn.raw(),
+                    self.q,
                     s.hdr.as_mut_ptr().cast(),
                     RX_HDR as u32,
                     p.as_raw(),
@@ -317,6 +354,7 @@ impl RxRing {
         let r = unsafe {
             ext::zcnet_helper_vnet_post_rx_spec(
                 self.vn.raw(),
+                self.q,
                 s.hdr.as_mut_ptr().cast(),
                 spec.hdr_len as u32,
                 spec.page.as_raw(),
@@ -342,7 +380,7 @@ impl RxRing {
         let mut len = 0u32;
         // SAFETY: By the type invariant the device is bound; `len` is
         // writable.
-        let t = unsafe { ext::zcnet_helper_vnet_get_rx(self.vn.raw(), &mut len) };
+        let t = unsafe { ext::zcnet_helper_vnet_get_rx(self.vn.raw(), self.q, &mut len) };
         let i = t.checked_sub(1)? as usize;
         // The chains posted besides this one.
         let posted_after = (self.slots.len() - self.free.len()).saturating_sub(1);
@@ -356,6 +394,7 @@ impl RxRing {
         let spec = s.spec.take();
         Some(RxFrame {
             vn: &self.vn,
+            q: self.q,
             slot: s,
             spec,
             len: len as usize,
@@ -368,6 +407,7 @@ impl RxRing {
 /// chain's with its page unless taken).
 pub struct RxFrame<'a> {
     vn: &'a Vnet,
+    q: u32,
     slot: &'a mut RxSlot,
     spec: Option<Spec>,
     len: usize,
@@ -427,6 +467,7 @@ impl RxFrame<'_> {
         unsafe {
             SkBuff::from_raw(ext::zcnet_helper_vnet_rx_skb_frag(
                 self.vn.raw(),
+                self.q,
                 head.as_ptr().cast(),
                 head.len() as u32,
                 page,
@@ -452,6 +493,7 @@ impl RxFrame<'_> {
         unsafe {
             SkBuff::from_raw(ext::zcnet_helper_vnet_rx_skb_copy(
                 self.vn.raw(),
+                self.q,
                 a.as_ptr().cast(),
                 a.len() as u32,
                 s.page.as_raw(),
@@ -473,6 +515,7 @@ impl RxFrame<'_> {
 /// `free` holds the other slots' indices, with room for all of them.
 pub struct TxRing {
     vn: Vnet,
+    q: u32,
     slots: KVec<Option<(SkBuff, u32)>>,
     free: KVec<u32>,
 }
@@ -486,14 +529,51 @@ pub enum TxFull {
 }
 
 impl TxRing {
-    fn new(vn: Vnet, n: usize) -> Result<Self> {
+    fn new(vn: Vnet, q: u32, n: usize) -> Result<Self> {
         let mut slots = KVec::with_capacity(n, GFP_KERNEL)?;
         let mut free = KVec::with_capacity(n, GFP_KERNEL)?;
         for i in 0..n {
             slots.push(None, GFP_KERNEL)?;
             free.push((n - 1 - i) as u32, GFP_KERNEL)?;
         }
-        Ok(Self { vn, slots, free })
+        Ok(Self { vn, q, slots, free })
+    }
+
+    /// Its queue pair.
+    pub fn queue(&self) -> usize {
+        self.q as usize
+    }
+
+    /// Free descriptors.
+    pub fn free(&self) -> usize {
+        self.vn.tx_free(self.q as usize)
+    }
+
+    /// Notifies the device of frames to send, when it asked to be: whether
+    /// it was notified.
+    pub fn kick(&self) -> bool {
+        self.vn.kick_tx(self.q as usize)
+    }
+
+    /// Stops its transmit queue (the ring is full).
+    pub fn stop(&self) {
+        self.vn.tx_stop(self.q as usize)
+    }
+
+    /// Restarts its transmit queue if it was stopped.
+    pub fn wake(&self) {
+        self.vn.tx_wake(self.q as usize)
+    }
+
+    /// Counts `bytes` queued (byte queue limits); `more`: another frame
+    /// follows at once. Whether to kick the device now.
+    pub fn sent(&self, bytes: u32, more: bool) -> bool {
+        self.vn.tx_sent(self.q as usize, bytes, more)
+    }
+
+    /// Counts frames the device has sent (byte queue limits).
+    pub fn completed(&self, frames: u32, bytes: u32) {
+        self.vn.tx_completed(self.q as usize, frames, bytes)
     }
 
     /// Queues `skb` for the device, its head and fragments as they are
@@ -509,8 +589,9 @@ impl TxRing {
         let raw = skb.into_raw();
         // SAFETY: By the type invariant the device is bound; `raw` is a valid
         // skb we own, kept in slot `i` while posted; the token is non-zero.
-        let r =
-            unsafe { ext::zcnet_helper_vnet_post_tx(self.vn.raw(), raw, i as ffi::c_ulong + 1) };
+        let r = unsafe {
+            ext::zcnet_helper_vnet_post_tx(self.vn.raw(), self.q, raw, i as ffi::c_ulong + 1)
+        };
         // SAFETY: `raw` is still ours (the helper takes no reference).
         let Some(skb) = (unsafe { SkBuff::from_raw(raw) }) else {
             return Ok(());
@@ -534,7 +615,7 @@ impl TxRing {
     /// The next skb the device has sent, with the bytes it was counted with.
     pub fn reap(&mut self) -> Option<(SkBuff, u32)> {
         // SAFETY: By the type invariant the device is bound.
-        let t = unsafe { ext::zcnet_helper_vnet_get_tx(self.vn.raw()) };
+        let t = unsafe { ext::zcnet_helper_vnet_get_tx(self.vn.raw(), self.q) };
         let i = t.checked_sub(1)? as usize;
         // INVARIANT: the device gave it back.
         let done = self.slots.get_mut(i)?.take()?;
@@ -551,10 +632,12 @@ pub trait Driver: Send + Sync + Sized + 'static {
     /// The state of a newly bound device (not registered yet). May sleep.
     fn new(vn: &Vnet) -> impl PinInit<Self, Error>;
 
-    /// The device comes up: post receive buffers (`ip link set up`).
+    /// The device comes up: post receive buffers (`ip link set up`), for
+    /// each queue pair.
     fn open(&self, vn: &Vnet, rx: &mut RxRing) -> Result;
 
-    /// Sends `skb`; [`TxFull::Busy`] gives it back with the queue stopped.
+    /// Sends `skb` on `tx`'s queue pair (the one the stack chose); `Err`
+    /// gives it back with the queue stopped.
     fn xmit(
         &self,
         vn: &Vnet,
@@ -566,18 +649,20 @@ pub trait Driver: Send + Sync + Sized + 'static {
     /// The NAPI poll's first step: what the device has sent.
     fn tx_done(&self, vn: &Vnet, tx: &mut TxRing);
 
-    /// The NAPI poll: up to `budget` received frames, and the receive ring
-    /// refilled; how many frames it received. Take `tx` only to send, and
-    /// never while handing a frame to the stack: it may be answered at once,
-    /// through [`Driver::xmit`], which takes it.
+    /// A queue pair's NAPI poll: up to `budget` frames received on `rx`,
+    /// and the ring refilled; how many frames it received. Take `tx` (the
+    /// same pair's) only to send, and never while handing a frame to the
+    /// stack: it may be answered at once, through [`Driver::xmit`], which
+    /// takes it.
     fn poll(&self, vn: &Vnet, rx: &mut RxRing, tx: &SpinLock<TxRing>, budget: usize) -> usize;
 
-    /// The device's timer fired ([`Vnet::arm_timer`]; softirq).
+    /// The device's timer fired ([`Vnet::arm_timer`]; softirq); `tx` is
+    /// queue pair 0's.
     fn on_timer(&self, _vn: &Vnet, _tx: &SpinLock<TxRing>) {}
 
     /// The device is being unbound: no transmit, poll or timer any more;
-    /// frames posted now may still leave before the device is reset.
-    /// Bottom halves off.
+    /// frames posted now may still leave before the device is reset
+    /// (`tx`: queue pair 0's). Bottom halves off.
     fn teardown(&self, _vn: &Vnet, _tx: &SpinLock<TxRing>) {}
 
     /// The standard statistics.
@@ -590,16 +675,29 @@ pub trait Driver: Send + Sync + Sized + 'static {
     fn ethtool_stats(&self, _out: &mut [u64]) {}
 }
 
-/// A bound device: its rings and the front end's state.
+/// A queue pair's rings.
 #[pin_data]
-struct Dev<T> {
-    vn: Vnet,
+struct QueuePair {
     #[pin]
     rx: SpinLock<RxRing>,
     #[pin]
     tx: SpinLock<TxRing>,
+}
+
+/// A bound device: its queue pairs' rings (at least one) and the front
+/// end's state.
+#[pin_data]
+struct Dev<T> {
+    vn: Vnet,
+    qs: KVec<Pin<KBox<QueuePair>>>,
     #[pin]
     state: T,
+}
+
+impl<T> Dev<T> {
+    fn qp(&self, q: usize) -> Option<&QueuePair> {
+        self.qs.get(q).map(|p| &**p)
+    }
 }
 
 /// The registered virtio driver; unregistered (every device unbound) on drop.
@@ -648,13 +746,23 @@ impl<T: Driver> Registration<T> {
             return EINVAL.to_ptr();
         };
         // INVARIANT: the C side frees its state only after `remove_cb`.
-        let (a, b, c, d) = (Vnet(raw), Vnet(raw), Vnet(raw), Vnet(raw));
-        let (nrx, ntx) = (a.rx_size(), a.tx_size());
+        let (a, d) = (Vnet(raw), Vnet(raw));
+        let (nrx, ntx, nq) = (a.rx_size(), a.tx_size(), a.queues().max(1));
         a.set_mtu(1500, MAX_MTU as u32);
+        let qs = (|| -> Result<KVec<Pin<KBox<QueuePair>>>> {
+            let mut qs = KVec::with_capacity(nq, GFP_KERNEL)?;
+            for q in 0..nq as u32 {
+                let qp = try_pin_init!(QueuePair {
+                    rx <- new_spinlock!(RxRing::new(Vnet(raw), q, nrx)?),
+                    tx <- new_spinlock!(TxRing::new(Vnet(raw), q, ntx)?),
+                });
+                qs.push(KBox::pin_init(qp, GFP_KERNEL)?, GFP_KERNEL)?;
+            }
+            Ok(qs)
+        })();
         let init = try_pin_init!(Dev {
             vn: a,
-            rx <- new_spinlock!(RxRing::new(b, nrx)?),
-            tx <- new_spinlock!(TxRing::new(c, ntx)?),
+            qs: qs?,
             state <- T::new(&d),
         });
         match KBox::pin_init(init, GFP_KERNEL) {
@@ -675,12 +783,15 @@ impl<T: Driver> Registration<T> {
     /// # Safety
     ///
     /// `ndo_open` of a bound device (RTNL held, NAPI off).
-    unsafe extern "C" fn open_cb(state: *mut ffi::c_void) -> ffi::c_int {
+    unsafe extern "C" fn open_cb(state: *mut ffi::c_void, q: u32) -> ffi::c_int {
         // SAFETY: The device is bound.
         let d = unsafe { Self::dev(state) };
+        let Some(qp) = d.qp(q as usize) else {
+            return EINVAL.to_errno();
+        };
         // The poll takes the ring's lock in softirq.
         let _bh = BhGuard::new();
-        let mut rx = d.rx.lock();
+        let mut rx = qp.rx.lock();
         match d.state.open(&d.vn, &mut rx) {
             Ok(()) => 0,
             Err(e) => e.to_errno(),
@@ -693,6 +804,7 @@ impl<T: Driver> Registration<T> {
     /// handed over.
     unsafe extern "C" fn xmit_cb(
         state: *mut ffi::c_void,
+        q: u32,
         skb: *mut bindings::sk_buff,
         more: bool,
     ) -> ffi::c_int {
@@ -701,7 +813,11 @@ impl<T: Driver> Registration<T> {
         let Some(skb) = skb else {
             return ext::netdev_tx_NETDEV_TX_OK as ffi::c_int;
         };
-        let mut tx = d.tx.lock();
+        let Some(qp) = d.qp(q as usize).or_else(|| d.qp(0)) else {
+            drop(skb);
+            return ext::netdev_tx_NETDEV_TX_OK as ffi::c_int;
+        };
+        let mut tx = qp.tx.lock();
         match d.state.xmit(&d.vn, &mut tx, skb, more) {
             Ok(()) => ext::netdev_tx_NETDEV_TX_OK as ffi::c_int,
             Err(skb) => {
@@ -715,12 +831,19 @@ impl<T: Driver> Registration<T> {
     /// # Safety
     ///
     /// The NAPI poll of a bound device (softirq).
-    unsafe extern "C" fn poll_cb(state: *mut ffi::c_void, budget: ffi::c_int) -> ffi::c_int {
+    unsafe extern "C" fn poll_cb(
+        state: *mut ffi::c_void,
+        q: u32,
+        budget: ffi::c_int,
+    ) -> ffi::c_int {
         // SAFETY: The device is bound.
         let d = unsafe { Self::dev(state) };
-        d.state.tx_done(&d.vn, &mut d.tx.lock());
+        let Some(qp) = d.qp(q as usize) else {
+            return 0;
+        };
+        d.state.tx_done(&d.vn, &mut qp.tx.lock());
         let budget = budget.max(0) as usize;
-        let n = d.state.poll(&d.vn, &mut d.rx.lock(), &d.tx, budget);
+        let n = d.state.poll(&d.vn, &mut qp.rx.lock(), &qp.tx, budget);
         n.min(budget) as ffi::c_int
     }
 
@@ -730,7 +853,9 @@ impl<T: Driver> Registration<T> {
     unsafe extern "C" fn timer_cb(state: *mut ffi::c_void) {
         // SAFETY: The timer is shut down before the state is dropped.
         let d = unsafe { Self::dev(state) };
-        d.state.on_timer(&d.vn, &d.tx);
+        if let Some(qp) = d.qp(0) {
+            d.state.on_timer(&d.vn, &qp.tx);
+        }
     }
 
     /// # Safety
@@ -741,7 +866,9 @@ impl<T: Driver> Registration<T> {
         // SAFETY: The device is still bound.
         let d = unsafe { Self::dev(state) };
         let _bh = BhGuard::new();
-        d.state.teardown(&d.vn, &d.tx);
+        if let Some(qp) = d.qp(0) {
+            d.state.teardown(&d.vn, &qp.tx);
+        }
     }
 
     /// # Safety

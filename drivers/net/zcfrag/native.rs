@@ -14,16 +14,17 @@
 //! echo virtio1 > /sys/bus/virtio/drivers/zcfrag/bind
 //! ```
 //!
-//! Each receive chain is a header buffer ([`vnet::RX_HDR`] bytes: the
-//! virtio-net header and the frame's first bytes, copied into the skb's
-//! head) and a page (the rest of the frame, the skb's fragment, no copy);
-//! the engine then places fragments' payload in its slot pages as on the
-//! stacked device (`rx_copied_bytes`). Each frame sent is a scatter-gather
-//! chain of its head and fragments; a packet's fragments, and packets the
-//! stack sends back to back (`xmit_more`), share one kick, and byte queue
-//! limits bound the ring's fill. Speculative receive chains, where the
-//! device writes a fragment's payload at its place in the page, come next
-//! (issue 10).
+//! Each queue pair's receive ring holds speculative chains while page trains
+//! come in (a header buffer exactly as long as the expected fragment's
+//! headers, the slice of a page where its payload belongs, an overflow
+//! buffer: the device writes the payload in place, paper §3.2.2) and
+//! ordinary chains otherwise (a header buffer of [`vnet::RX_HDR`] bytes,
+//! copied into the skb's head, and a page, its fragment). With RSS the
+//! device sends IPv4 fragments to pair 0 and the rest to the other pairs
+//! (§6.2's second receive list). Each frame sent is a scatter-gather chain
+//! of its head and fragments; a packet's fragments, and packets the stack
+//! sends back to back (`xmit_more`), share one kick, and byte queue limits
+//! bound the ring's fill.
 
 use crate::counters::c;
 use crate::device::ZcFrag;
@@ -61,13 +62,8 @@ pub(crate) struct Native {
     /// The engine, as on a stacked device.
     #[pin]
     zf: ZcFrag,
-    /// Pages for receive chains, reused once the stack lets go of them.
-    #[pin]
-    pages: SpinLock<PageRing<PAGE_RING>>,
-    /// The speculative receive chains' state (taken in the poll and in
-    /// `open`, after the receive ring's lock).
-    #[pin]
-    pred: SpinLock<Predictor>,
+    /// Each queue pair's receive side, beside its ring.
+    rxq: KVec<Pin<KBox<RxQueue>>>,
     wire_mtu: Atomic<u32>,
     stats: DevStats,
 }
@@ -83,7 +79,7 @@ const TRAINS: usize = 128;
 /// goes back to ordinary chains.
 const QUIET: u32 = 64;
 /// Chains posted at most while speculating (of the ring's 256).
-const SPEC_DEPTH: usize = 48;
+const SPEC_DEPTH: usize = 6;
 
 /// Where a page train's fragments lie on a wire (paper §3.2.2): a TCP
 /// segment of one page with a [`SPEC_TCP_HDR`]-byte header, as IPv4
@@ -159,6 +155,25 @@ struct TrainPage {
     id: Option<[u8; 11]>,
 }
 
+/// A queue pair's receive side: its speculation and its pages, owned by
+/// its poll (taken in the poll and in `open`, after the receive ring's
+/// lock). Pages never move from one queue's ring to another's, so only a
+/// queue's own chains point into its pages.
+#[pin_data]
+struct RxQueue {
+    #[pin]
+    st: SpinLock<RxState>,
+    /// Whether a speculative chain of this queue is posted (read by other
+    /// queues' polls without the lock).
+    speculating: Atomic<bool>,
+}
+
+struct RxState {
+    pred: Predictor,
+    /// Pages for receive chains, reused once the stack lets go of them.
+    pages: PageRing<PAGE_RING>,
+}
+
 /// The speculative receive chains (paper §3.2.2): which fragment of which
 /// train the next chain posted waits for.
 struct Predictor {
@@ -174,6 +189,8 @@ struct Predictor {
     on: bool,
     /// Frames in a row that were not train fragments.
     quiet: u32,
+    /// Speculative chains posted.
+    outstanding: u32,
 }
 
 impl Predictor {
@@ -190,6 +207,7 @@ impl Predictor {
             fresh: true,
             on: false,
             quiet: 0,
+            outstanding: 0,
         })
     }
 
@@ -203,6 +221,7 @@ impl Predictor {
 
     /// A chain of train `idx` came back.
     fn returned(&mut self, idx: usize) {
+        self.outstanding = self.outstanding.saturating_sub(1);
         let cur = self.cur;
         if let Some(slot) = self.trains.get_mut(idx) {
             if let Some(t) = slot.as_mut() {
@@ -339,6 +358,7 @@ impl Predictor {
                 break;
             }
             t.outstanding += 1;
+            self.outstanding += 1;
             self.next_k = (self.next_k + 1) % geo.n;
             posted += 1;
         }
@@ -368,6 +388,8 @@ enum TxAccess<'a> {
 struct NativePort<'a> {
     n: &'a Native,
     vn: &'a Vnet,
+    /// The queue pair of the poll or transmit it serves.
+    q: usize,
     tx: TxAccess<'a>,
     /// From the NAPI poll: packets go up through GRO.
     napi: bool,
@@ -403,9 +425,10 @@ impl Port for NativePort<'_> {
             TxAccess::Lock(tx) => {
                 // Outside the transmit path: not for byte queue limits,
                 // whose counts only the transmit path may change.
-                let r = tx.lock().post(skb, 0);
+                let mut tx = tx.lock();
+                let r = tx.post(skb, 0);
                 if r.is_ok() {
-                    self.n.kick_tx(self.vn);
+                    self.n.kick_tx(&tx);
                 }
                 r
             }
@@ -428,7 +451,7 @@ impl Port for NativePort<'_> {
     fn receive(&self, skb: SkBuff) {
         self.n.stats.rx(u64::from(skb.len()));
         if self.napi {
-            self.vn.receive(skb);
+            self.vn.receive(self.q, skb);
         } else {
             skb.receive(self.vn.netdev());
         }
@@ -452,16 +475,17 @@ impl Port for NativePort<'_> {
 }
 
 impl Native {
-    fn kick_tx(&self, vn: &Vnet) {
-        if vn.kick_tx() {
+    fn kick_tx(&self, tx: &TxRing) {
+        if tx.kick() {
             self.zf.counters.inc(c::TX_KICKS);
         }
     }
 
-    fn port<'a>(&'a self, vn: &'a Vnet, tx: TxAccess<'a>, napi: bool) -> NativePort<'a> {
+    fn port<'a>(&'a self, vn: &'a Vnet, q: usize, tx: TxAccess<'a>, napi: bool) -> NativePort<'a> {
         NativePort {
             n: self,
             vn,
+            q,
             tx,
             napi,
             sent: Cell::new(0),
@@ -472,9 +496,9 @@ impl Native {
 
     /// Refills the receive ring: speculative chains while page trains come
     /// in, ordinary ones otherwise.
-    fn refill(&self, vn: &Vnet, rx: &mut RxRing, pred: &mut Predictor) -> usize {
-        let mut pages = self.pages.lock();
-        let spec = pred.post(rx, &mut pages);
+    fn refill(&self, rx: &mut RxRing, st: &mut RxState) -> usize {
+        let RxState { pred, pages } = st;
+        let spec = pred.post(rx, pages);
         self.zf.counters.add(c::RX_CHAINS_SPECULATIVE, spec as u64);
         // Ordinary chains in what speculation left: all of the ring when
         // off; when on, only if the ring would otherwise run dry (no page
@@ -487,8 +511,10 @@ impl Native {
             0
         };
         let n = spec + rx.fill(limit, &mut || pages.get().map(|(p, _)| p));
-        drop(pages);
-        if n > 0 && vn.kick_rx() {
+        if let Some(q) = self.rxq.get(rx.queue()) {
+            q.speculating.store(pred.outstanding > 0, Relaxed);
+        }
+        if n > 0 && rx.kick() {
             self.zf.counters.inc(c::RX_KICKS);
         }
         n
@@ -501,6 +527,7 @@ impl Native {
     fn frame_skb(
         &self,
         vn: &Vnet,
+        q: usize,
         f: &mut RxFrame<'_>,
         pred: &mut Predictor,
         placed: &Cell<bool>,
@@ -523,11 +550,11 @@ impl Native {
         }
         let rest = f.len().saturating_sub(vnet::RX_HDR);
         let page: Option<RxPage> = if rest > 0 { f.take_page() } else { None };
-        vn.rx_skb(f.head().get(vnet::HDR_LEN..)?, page, rest)
+        vn.rx_skb(q, f.head().get(vnet::HDR_LEN..)?, page, rest)
     }
 
     /// Frees what the device has sent and counts it.
-    fn reap(&self, vn: &Vnet, tx: &mut TxRing) {
+    fn reap(&self, tx: &mut TxRing) {
         let (mut frames, mut bytes) = (0u32, 0u32);
         while let Some((skb, len)) = tx.reap() {
             frames += 1;
@@ -535,11 +562,23 @@ impl Native {
             skb.consume();
         }
         if frames > 0 {
-            vn.tx_completed(frames, bytes);
-            if vn.tx_free() >= TX_STOP_FREE {
-                vn.tx_wake();
+            tx.completed(frames, bytes);
+            if tx.free() >= TX_STOP_FREE {
+                tx.wake();
             }
         }
+    }
+
+    /// Whether a speculative chain of a queue other than `q` points into
+    /// `page` (pages never move between queues, but the engine's trains
+    /// may span them): a queue whose lock is taken (its poll runs) counts
+    /// as holding it.
+    fn others_hold(&self, q: usize, page: &RxPage) -> bool {
+        self.rxq
+            .iter()
+            .enumerate()
+            .filter(|(i, r)| *i != q && r.speculating.load(Relaxed))
+            .any(|(_, r)| r.st.try_lock().is_none_or(|st| st.pred.holds(page)))
     }
 }
 
@@ -549,17 +588,33 @@ impl vnet::Driver for Native {
 
     fn new(vn: &Vnet) -> impl PinInit<Self, Error> {
         vn.set_mtu(DEFAULT_MTU, MAX_MTU);
+        let rxq = (|| -> Result<KVec<Pin<KBox<RxQueue>>>> {
+            let n = vn.queues().max(1);
+            let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
+            for _ in 0..n {
+                let st = RxState {
+                    pred: Predictor::new(WIRE_MTU)?,
+                    pages: PageRing::new(),
+                };
+                let q = pin_init!(RxQueue {
+                    st <- new_spinlock!(st),
+                    speculating: Atomic::new(false),
+                });
+                v.push(KBox::pin_init(q, GFP_KERNEL)?, GFP_KERNEL)?;
+            }
+            Ok(v)
+        })();
         try_pin_init!(Self {
             zf <- ZcFrag::init(),
-            pages <- new_spinlock!(PageRing::new()),
-            pred <- new_spinlock!(Predictor::new(WIRE_MTU)?),
+            rxq: rxq?,
             wire_mtu: Atomic::new(WIRE_MTU),
             stats: DevStats::new(),
         })
     }
 
-    fn open(&self, vn: &Vnet, rx: &mut RxRing) -> Result {
-        self.refill(vn, rx, &mut self.pred.lock());
+    fn open(&self, _vn: &Vnet, rx: &mut RxRing) -> Result {
+        let q = self.rxq.get(rx.queue()).ok_or(EINVAL)?;
+        self.refill(rx, &mut q.st.lock());
         Ok(())
     }
 
@@ -570,41 +625,53 @@ impl vnet::Driver for Native {
         skb: SkBuff,
         more: bool,
     ) -> core::result::Result<(), SkBuff> {
-        self.reap(vn, tx);
+        self.reap(tx);
         // Room for a whole packet's fragments, or the stack waits.
         let need = TX_STOP_FREE + skb.len() as usize / 512;
-        if vn.tx_free() < need.min(vn.tx_size()) {
-            vn.tx_stop();
-            self.kick_tx(vn);
+        if tx.free() < need.min(vn.tx_size()) {
+            tx.stop();
+            self.kick_tx(tx);
             return Err(skb);
         }
-        let port = self.port(vn, TxAccess::Held(RefCell::new(tx)), false);
+        let q = tx.queue();
+        let port = self.port(vn, q, TxAccess::Held(RefCell::new(tx)), false);
         let r = self.zf.transmit(skb, &port);
         if r.dropped {
             self.stats.tx_drop();
         } else {
             self.stats.tx(r.frames, r.bytes);
         }
-        let mut kick = vn.tx_sent(port.sent.get(), more);
-        if vn.tx_free() < TX_STOP_FREE {
-            vn.tx_stop();
+        let sent = port.sent.get();
+        let TxAccess::Held(tx) = port.tx else {
+            return Ok(());
+        };
+        let tx = tx.into_inner();
+        let mut kick = tx.sent(sent, more);
+        if tx.free() < TX_STOP_FREE {
+            tx.stop();
             kick = true;
         }
         if kick {
-            self.kick_tx(vn);
+            self.kick_tx(tx);
         }
         Ok(())
     }
 
-    fn tx_done(&self, vn: &Vnet, tx: &mut TxRing) {
-        self.reap(vn, tx);
+    fn tx_done(&self, _vn: &Vnet, tx: &mut TxRing) {
+        self.reap(tx);
     }
 
     fn poll(&self, vn: &Vnet, rx: &mut RxRing, tx: &SpinLock<TxRing>, budget: usize) -> usize {
-        let pred = RefCell::new(self.pred.lock());
+        let q = rx.queue();
+        let Some(rxq) = self.rxq.get(q) else {
+            return 0;
+        };
+        let st = RefCell::new(rxq.st.lock());
         // Unreadable (never: nothing holds it across a call) counts as held.
-        let holds = |p: &RxPage| pred.try_borrow().map_or(true, |pr| pr.holds(p));
-        let mut port = self.port(vn, TxAccess::Lock(tx), true);
+        let holds = |p: &RxPage| {
+            st.try_borrow().map_or(true, |st| st.pred.holds(p)) || self.others_hold(q, p)
+        };
+        let mut port = self.port(vn, q, TxAccess::Lock(tx), true);
         port.holds = Some(&holds);
         let mut done = 0;
         while done < budget {
@@ -612,8 +679,8 @@ impl vnet::Driver for Native {
                 break;
             };
             done += 1;
-            let skb = match pred.try_borrow_mut() {
-                Ok(mut pr) => self.frame_skb(vn, &mut f, &mut pr, &port.placed),
+            let skb = match st.try_borrow_mut() {
+                Ok(mut st) => self.frame_skb(vn, q, &mut f, &mut st.pred, &port.placed),
                 Err(_) => None,
             };
             drop(f);
@@ -625,18 +692,19 @@ impl vnet::Driver for Native {
                 port.receive(skb);
             }
         }
-        if let Ok(mut pr) = pred.try_borrow_mut() {
-            self.refill(vn, rx, &mut pr);
+        if let Ok(mut st) = st.try_borrow_mut() {
+            self.refill(rx, &mut st);
         }
         done
     }
 
     fn on_timer(&self, vn: &Vnet, tx: &SpinLock<TxRing>) {
-        self.zf.tick(&self.port(vn, TxAccess::Lock(tx), false));
+        self.zf.tick(&self.port(vn, 0, TxAccess::Lock(tx), false));
     }
 
     fn teardown(&self, vn: &Vnet, tx: &SpinLock<TxRing>) {
-        self.zf.shutdown(&self.port(vn, TxAccess::Lock(tx), false));
+        self.zf
+            .shutdown(&self.port(vn, 0, TxAccess::Lock(tx), false));
     }
 
     fn stats(&self) -> &DevStats {

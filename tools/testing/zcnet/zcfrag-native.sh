@@ -6,7 +6,9 @@
 # the unmodified stack on vb and against a stacked zcfrag device on vb, both
 # ways byte-exact, with the speculation counters; ethtool; unbind and rebind
 # under traffic, rmmod while bound, and the device given back to virtio_net.
-# Runs in the virtio2 topology.
+# Runs in the virtio2 topology; on its tap wire (run-guest.sh --wire tap) the
+# NICs have two queue pairs and RSS: the front end steers IPv4 fragments to
+# pair 0, whose receive list it speculates on, and the rest to pair 1.
 . "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
 . "$ZCNET_ROOT/scripts/topology.sh"
 . "$ZCNET_ROOT/tools/testing/zcnet/zcfrag-lib.sh"
@@ -52,7 +54,17 @@ t_expect "ethtool -i: bus-info" "$VD" "$(ip netns exec $A ethtool -i $ZC_IF_A | 
 t_expect "the MAC address is the device's" "$ZC_MAC_A" "$(ip netns exec $A cat /sys/class/net/$ZC_IF_A/address)"
 ring=$(ip netns exec $A ethtool -g $ZC_IF_A 2>&1 | awk '/^Current/ { c = 1 } c && $1 == "RX:" { print $2; exit }')
 [ "${ring:-0}" -gt 0 ] && t_ok "ethtool -g: $ring receive descriptors" || t_fail "ethtool -g" "got '$ring'"
-t_expect "ethtool -l: one combined channel" 1 "$(ip netns exec $A ethtool -l $ZC_IF_A 2>&1 | awk '/^Current/ { c = 1 } c && $1 == "Combined:" { print $2; exit }')"
+chans=$(ip netns exec $A ethtool -l $ZC_IF_A 2>&1 | awk '/^Current/ { c = 1 } c && $1 == "Combined:" { print $2; exit }')
+# q N rx|tx: frames through queue pair N.
+q() { st $A $ZC_IF_A "$2_queue_$1_packets"; }
+if [ "${ZCNET_WIRE:-}" = tap ]; then
+  t_expect "ethtool -l: two combined channels (both of the device's queue pairs)" 2 "$chans"
+  t_expect "two transmit and two receive queues" "rx-0 rx-1 tx-0 tx-1" "$(ip netns exec $A ls /sys/class/net/$ZC_IF_A/queues | tr '\n' ' ' | sed 's/ $//')"
+  dmesg | grep -q "zcfrag: .* bound (2 of 2 queue pairs, fragments steered to pair 0" &&
+    t_ok "the device took the RSS setting: fragments to pair 0" || t_fail "the device took the RSS setting" "$(dmesg | grep 'zcfrag: .*bound' | tail -1)"
+else
+  t_expect "ethtool -l: one combined channel" 1 "$chans"
+fi
 
 st() { ip netns exec "$1" ethtool -S "$2" 2>/dev/null | awk -v n="$3" '$1 == n":" { print $2 }'; }
 t_expect "the device's MTU is a page of payload with IPv4 and TCP headers" 4148 "$(ip netns exec $A cat /sys/class/net/$ZC_IF_A/mtu)"
@@ -72,7 +84,15 @@ f1=$(st $A $ZC_IF_A tx_fragments)
 # the wire; at 4148, va's segments leave as fragments vb reassembles and
 # vb's arrive whole.
 tcp_xfer $A $B $ZC_IP_B $((16 << 20)) "TCP 16 MiB native -> virtio_net at 1500, byte-exact"
+r00=$(q 0 rx) r10=$(q 1 rx)
 tcp_xfer $B $A $ZC_IP_A $((16 << 20)) "TCP 16 MiB virtio_net at 1500 -> native, byte-exact"
+if [ "${ZCNET_WIRE:-}" = tap ]; then
+  r01=$(q 0 rx) r11=$(q 1 rx)
+  echo "# whole TCP segments: $((r01 - r00)) frames on queue pair 0, $((r11 - r10)) on pair 1"
+  [ $((r11 - r10)) -ge 10000 ] && [ $(((r01 - r00) * 100)) -le $((r11 - r10)) ] &&
+    t_ok "RSS: unfragmented TCP arrives on pair 1 (the ordinary receive list)" ||
+    t_fail "RSS: unfragmented TCP arrives on pair 1" "pair 0: $((r01 - r00)), pair 1: $((r11 - r10))"
+fi
 ip -n $B link set $ZC_IF_B mtu 4148
 p0=$(st $A $ZC_IF_A tx_fragmented_packets)
 tcp_xfer $A $B $ZC_IP_B $((16 << 20)) "TCP 16 MiB native -> virtio_net at 4148 (fragments reassembled by the stack), byte-exact"
@@ -91,19 +111,32 @@ ip netns exec $B sh -c "echo 0 > /sys/class/net/zf1/zcfrag/implicit_admission"
 ip netns exec $A ip neigh flush dev $ZC_IF_A
 s0=$(st $A $ZC_IF_A zc_successful) t0=$(st $B zf1 zc_successful)
 pl0=$(st $A $ZC_IF_A rx_placed_bytes) cp0=$(st $A $ZC_IF_A rx_copied_bytes)
+r00=$(q 0 rx) r10=$(q 1 rx)
 XFER_BLOCK=65536 tcp_xfer $B $A $ZC_IP_A $((64 << 20)) "TCP 64 MiB stacked zcfrag -> native (64 KiB writes), byte-exact"
 pl1=$(st $A $ZC_IF_A rx_placed_bytes) cp1=$(st $A $ZC_IF_A rx_copied_bytes)
+if [ "${ZCNET_WIRE:-}" = tap ]; then
+  r01=$(q 0 rx) r11=$(q 1 rx)
+  echo "# fragment trains: $((r01 - r00)) frames on queue pair 0, $((r11 - r10)) on pair 1"
+  [ $((r01 - r00)) -ge 48000 ] && [ $(((r11 - r10) * 100)) -le $((r01 - r00)) ] &&
+    t_ok "RSS: the fragments arrive on pair 0 (the speculative receive list)" ||
+    t_fail "RSS: the fragments arrive on pair 0" "pair 0: $((r01 - r00)), pair 1: $((r11 - r10))"
+fi
 echo "# native receive: $((pl1 - pl0)) payload bytes placed by the device, $((cp1 - cp0)) bytes copied by the driver (headers and misses)"
 ip netns exec $A ethtool -S $ZC_IF_A | grep -E 'rx_chains|rx_pages_placed|zc_miss_displaced|zc_failed|rx_kicks' | sed 's/^/# /'
-# Issue 10 wants 99%; an unmodified TCP sender's short segments (a push at
-# the end of a write, a two-fragment train) shift the speculative chains in
-# flight, and those miss until the trains realign (Documentation/networking/
-# zcfrag.rst, "Native front end"): what is measured is written there. This
-# checks that the device places payload at all, and most of it.
-pct=$(( (pl1 - pl0) * 100 / (64 << 20) ))
-[ "$pct" -ge 50 ] &&
-  t_ok "the device placed most of the payload where it belongs, no CPU copy ($pct%)" ||
-  t_fail "the device placed most of the payload where it belongs" "placed $((pl1 - pl0)) of $((64 << 20)) ($pct%)"
+# At least 99% of the payload placed by the device (issue 10), in tenths of
+# a percent. An unmodified TCP sender's short segments (a push at the end of
+# a write, a window's edge) shift the speculative chains in flight, and those
+# miss until the trains realign: few chains are in flight (6), so that costs
+# little. On the tap wire whole short segments go to pair 1 and shift
+# nothing; a two-fragment train still does (Documentation/networking/
+# zcfrag.rst, "Native front end"). On one queue pair it is just 99%, and a
+# slow run may miss it: 97% there.
+pm=$(( (pl1 - pl0) * 1000 / (64 << 20) ))
+want=990
+[ "${ZCNET_WIRE:-}" = tap ] || want=970
+[ "$pm" -ge $want ] &&
+  t_ok "the device placed at least $((want / 10))% of the payload where it belongs, no CPU copy ($((pm / 10)).$((pm % 10))%)" ||
+  t_fail "the device placed at least $((want / 10))% of the payload where it belongs" "placed $((pl1 - pl0)) of $((64 << 20)) ($((pm / 10)).$((pm % 10))%)"
 c0=$(st $A $ZC_IF_A tx_copied_bytes) r0=$(st $A $ZC_IF_A tx_referenced_bytes)
 k0=$(st $A $ZC_IF_A tx_kicks) n0=$(st $A $ZC_IF_A tx_fragments) q0=$(st $A $ZC_IF_A tx_fragmented_packets)
 zc0=$(st $B zf1 rx_copied_bytes)
