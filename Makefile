@@ -13,6 +13,9 @@
 #                    [TOPO=virtio2 [WIRE=tcp]: two virtio NICs, a lossless wire]
 #   make bench-zcsock  zcsock against plain TCP and the kernel's tcp_mmap and
 #                    msg_zerocopy, over veth at MTU 4148 and over zcfrag
+#   make bench-native  the native front end against virtio_net (MTU 1500, 4148,
+#                    9000) and stacked zcfrag, with and without zcsock, plus a
+#                    per-packet cost model (virtio2 on the tap wire: 2 queue pairs)
 #   make baselines   build tcp_mmap and msg_zerocopy, unmodified, from the
 #                    kernel source (into out/baselines)
 #   make fuzz        cargo fuzz the wire codecs (rust/wire) for a bounded time
@@ -28,7 +31,7 @@ WIRE ?= udp
 SCRIPT ?=
 export ZCNET_FLAVOUR ?= default
 
-.PHONY: all setup kernel modules tools baselines install-ip demo check test run bench bench-zcsock fuzz fmt clean
+.PHONY: all setup kernel modules tools baselines install-ip demo check test run bench bench-zcsock bench-native fuzz fmt clean
 
 all: modules tools
 
@@ -76,6 +79,11 @@ baselines: kernel
 bench-zcsock: setup modules tools baselines
 	@$(ROOT)/scripts/run-guest.sh --topo $(TOPO) --wire $(WIRE) --timeout 3600 --log $(ROOT)/out/bench-zcsock-$(TOPO)-$(WIRE).log -v \
 		$(ROOT)/tools/testing/zcnet/bench-zcsock.sh $(foreach v,ZCBENCH_SECONDS ZCBENCH_REPEAT ZCBENCH_WRITE ZCBENCH_CHECK_EVERY,$(if $($(v)),$(v)=$($(v))))
+
+# ZCBENCH_SECONDS (3), ZCBENCH_REPEAT (3), ZCBENCH_WRITE (512K) go to the guest.
+bench-native: setup modules tools
+	@$(ROOT)/scripts/run-guest.sh --topo virtio2 --wire tap --timeout 3600 --log $(ROOT)/out/bench-native.log -v \
+		$(ROOT)/tools/testing/zcnet/bench-native.sh $(foreach v,ZCBENCH_SECONDS ZCBENCH_REPEAT ZCBENCH_WRITE,$(if $($(v)),$(v)=$($(v))))
 
 FUZZ_SECONDS ?= 20
 fuzz:

@@ -192,6 +192,8 @@ pub struct Fragment {
 pub struct FragPlan {
     payload_len: usize,
     per_frag: usize,
+    /// Fragments sent: more than the payload needs when padded.
+    count: usize,
 }
 
 impl FragPlan {
@@ -203,10 +205,48 @@ impl FragPlan {
             return None;
         }
         let per_frag = (mtu - header_len) / FRAG_UNIT * FRAG_UNIT;
+        let count = if payload_len == 0 {
+            1
+        } else {
+            payload_len.div_ceil(per_frag)
+        };
         Some(Self {
             payload_len,
             per_frag,
+            count,
         })
+    }
+
+    /// The same plan cut into `train` fragments when the payload needs more
+    /// than one and fewer than that: the last fragment's payload is split
+    /// into the missing ones (8-byte multiples, the last one the rest). A
+    /// receiver that speculates on trains of `train` fragments (zcfrag's
+    /// native front end posts its receive buffers for them, first in first
+    /// out) then never sees a short train shift its buffers: the extra
+    /// fragments land in the buffers meant for the train's last ones. As it
+    /// is when the last fragment is too short to split.
+    pub fn padded(self, train: usize) -> Self {
+        let natural = self.natural_count();
+        if natural < 2 || train <= natural {
+            return self;
+        }
+        let last = self.payload_len - (natural - 1) * self.per_frag;
+        if last < FRAG_UNIT * (train - natural) + 1 {
+            return self;
+        }
+        Self {
+            count: train,
+            ..self
+        }
+    }
+
+    /// Fragments the payload needs.
+    fn natural_count(&self) -> usize {
+        if self.payload_len == 0 {
+            1
+        } else {
+            self.payload_len.div_ceil(self.per_frag)
+        }
     }
 
     /// Payload bytes every fragment but the last carries.
@@ -216,25 +256,37 @@ impl FragPlan {
 
     /// The number of fragments (1 when the payload fits as it is).
     pub fn count(&self) -> usize {
-        if self.payload_len == 0 {
-            1
-        } else {
-            self.payload_len.div_ceil(self.per_frag)
-        }
+        self.count
     }
 
     /// Fragment `i` of the plan, or `None` past the last.
     pub fn get(&self, i: usize) -> Option<Fragment> {
-        if i >= self.count() {
+        if i >= self.count {
             return None;
         }
-        let offset = i * self.per_frag;
-        let len = self.per_frag.min(self.payload_len - offset);
-        Some(Fragment {
-            offset,
-            len,
-            mf: i + 1 < self.count(),
-        })
+        let natural = self.natural_count();
+        let mf = i + 1 < self.count;
+        if i + 1 < natural {
+            return Some(Fragment {
+                offset: i * self.per_frag,
+                len: self.per_frag,
+                mf,
+            });
+        }
+        // The last natural fragment's payload, in `pieces` (1 unpadded).
+        let start = (natural - 1) * self.per_frag;
+        let rest = self.payload_len - start;
+        let pieces = self.count - natural + 1;
+        let q = rest / pieces / FRAG_UNIT * FRAG_UNIT;
+        let j = i + 1 - natural;
+        let (offset, len) = if pieces == 1 {
+            (start, rest)
+        } else if j + 1 < pieces {
+            (start + j * q, q)
+        } else {
+            (start + j * q, rest - j * q)
+        };
+        Some(Fragment { offset, len, mf })
     }
 
     /// The fragments in order.
@@ -346,6 +398,39 @@ mod tests {
             }
         );
         assert_eq!(p.get(3), None);
+    }
+
+    #[test]
+    fn padded_plan_covers_payload_in_train_fragments() {
+        for len in [1481, 1488, 1500, 2000, 2959, 2960, 2961, 4128, 100, 1480] {
+            let p = FragPlan::new(20, len, 1500).unwrap();
+            let q = p.padded(3);
+            let natural = p.count();
+            let want = if natural == 2 && len - 1480 > 8 {
+                3
+            } else {
+                natural
+            };
+            assert_eq!(q.count(), want, "{len}");
+            let mut at = 0;
+            for (i, f) in q.iter().enumerate() {
+                assert_eq!(f.offset, at, "{len}: fragment {i}");
+                assert!(f.len > 0 && f.len <= 1480);
+                assert_eq!(f.mf, i + 1 < q.count());
+                if f.mf {
+                    assert_eq!(f.len % 8, 0);
+                }
+                at += f.len;
+            }
+            assert_eq!(at, len);
+        }
+        // Too short a last fragment to split: as it was.
+        let p = FragPlan::new(20, 1488, 1500).unwrap();
+        assert_eq!(p.padded(4).count(), 2);
+        // The first fragments keep the page-train geometry.
+        let p = FragPlan::new(20, 2000, 1500).unwrap().padded(3);
+        assert_eq!(p.get(0).unwrap().len, 1480);
+        assert_eq!(p.get(1).unwrap().offset, 1480);
     }
 
     #[test]

@@ -78,8 +78,15 @@ const TRAINS: usize = 128;
 /// Frames in a row that are not page-train fragments before the device
 /// goes back to ordinary chains.
 const QUIET: u32 = 64;
-/// Chains posted at most while speculating (of the ring's 256).
-const SPEC_DEPTH: usize = 6;
+/// Speculative chains in flight at most, and at least: a surprise (a frame
+/// the speculation did not expect) shifts every chain in flight by one, and
+/// they all miss, so after one the front end halves how many it keeps in
+/// flight; each [`SPEC_GROW`] chains placed in a row give back one train's
+/// worth. Few chains in flight cost little per surprise, many keep the device
+/// from running dry between polls (both measured: zcfrag.rst).
+const SPEC_MAX: usize = 48;
+const SPEC_MIN: usize = 6;
+const SPEC_GROW: u32 = 64;
 
 /// Where a page train's fragments lie on a wire (paper §3.2.2): a TCP
 /// segment of one page with a [`SPEC_TCP_HDR`]-byte header, as IPv4
@@ -191,6 +198,12 @@ struct Predictor {
     quiet: u32,
     /// Speculative chains posted.
     outstanding: u32,
+    /// Speculative chains to keep in flight now (`SPEC_MIN..=SPEC_MAX`).
+    depth: usize,
+    /// Chains placed in a row since the depth last changed.
+    streak: u32,
+    /// The last speculative chain missed.
+    missing: bool,
 }
 
 impl Predictor {
@@ -208,6 +221,9 @@ impl Predictor {
             on: false,
             quiet: 0,
             outstanding: 0,
+            depth: SPEC_MAX,
+            streak: 0,
+            missing: false,
         })
     }
 
@@ -217,6 +233,24 @@ impl Predictor {
             .iter()
             .flatten()
             .any(|t| t.outstanding > 0 && t.page.same(page))
+    }
+
+    /// A speculative chain came back with its frame in place, or not:
+    /// adapts how many chains stay in flight.
+    fn placed(&mut self, hit: bool) {
+        if hit {
+            self.missing = false;
+            self.streak += 1;
+            if self.streak >= SPEC_GROW {
+                self.streak = 0;
+                self.depth = (self.depth + 1).min(SPEC_MAX);
+            }
+        } else if !self.missing {
+            // The first miss of a surprise: the rest of it is its cascade.
+            self.missing = true;
+            self.streak = 0;
+            self.depth = (self.depth / 2).max(SPEC_MIN);
+        }
     }
 
     /// A chain of train `idx` came back.
@@ -314,7 +348,7 @@ impl Predictor {
         // A frame the speculation did not expect (an ARP, an admission
         // frame) shifts every chain posted after it by one: at most this
         // many of them miss before the trains realign.
-        while rx.has_free() && rx.posted() < SPEC_DEPTH {
+        while rx.has_free() && rx.posted() < self.depth {
             if self.fresh
                 || self.next_k == 0
                 || self.trains.get(self.cur).is_none_or(Option::is_none)
@@ -536,6 +570,7 @@ impl Native {
         pred.saw(f.head(), f.posted_after());
         if let Some(spec) = f.spec() {
             let ok = pred.in_place(spec, f.len(), f.head());
+            pred.placed(ok);
             pred.returned((spec.tag >> 4) as usize);
             if ok {
                 placed.set(true);

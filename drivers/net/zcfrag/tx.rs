@@ -7,9 +7,14 @@ use crate::counters::c;
 use crate::device::ZcFrag;
 use crate::port::Port;
 use crate::wire::ipv4;
+use crate::zcnet::page::PAGE_SIZE;
 use crate::zcnet::skbuff::SkBuff;
 use crate::zcnet::stacked::TxResult;
 use crate::ETH_HLEN;
+
+/// The IP payload of a page train: a page of data behind a TCP header with
+/// timestamps (what the receivers' speculation expects).
+const TRAIN_PAYLOAD: usize = 32 + PAGE_SIZE;
 
 impl ZcFrag {
     pub(crate) fn drop_tx(&self, counter: usize, skb: SkBuff) -> TxResult {
@@ -53,8 +58,16 @@ impl ZcFrag {
         if ETH_HLEN + ip.total_len > skb.len() as usize {
             return self.drop_tx(c::TX_DROP_MALFORMED, skb);
         }
-        let Some(plan) = ipv4::FragPlan::new(hl, payload, port.wire_mtu() as usize) else {
+        let mtu = port.wire_mtu() as usize;
+        let Some(plan) = ipv4::FragPlan::new(hl, payload, mtu) else {
             return self.drop_tx(c::TX_DROP_MALFORMED, skb);
+        };
+        // A packet shorter than a page train leaves as one anyway (its last
+        // fragment split): a receiver speculating on page trains, first in
+        // first out, stays in step (the native front end's receive chains).
+        let plan = match ipv4::FragPlan::new(hl, TRAIN_PAYLOAD, mtu) {
+            Some(page) if !ip.is_fragment() => plan.padded(page.count()),
+            _ => plan,
         };
         // A packet that is already a fragment (the stack fragmented it at this
         // device's MTU) keeps its ID: its siblings carry the same one. Any

@@ -58,6 +58,11 @@ chans=$(ip netns exec $A ethtool -l $ZC_IF_A 2>&1 | awk '/^Current/ { c = 1 } c 
 # q N rx|tx: frames through queue pair N.
 q() { st $A $ZC_IF_A "$2_queue_$1_packets"; }
 if [ "${ZCNET_WIRE:-}" = tap ]; then
+  # vb's virtio_net on one queue pair: QEMU 7.2's software RSS holds a frame
+  # for an empty ring in the queue of the pair it came in on until that
+  # pair's ring is notified, which virtio_net does not do (a stalled stream,
+  # seen here). The native front end notifies every pair.
+  ip netns exec $B ethtool -L $ZC_IF_B combined 1
   t_expect "ethtool -l: two combined channels (both of the device's queue pairs)" 2 "$chans"
   t_expect "two transmit and two receive queues" "rx-0 rx-1 tx-0 tx-1" "$(ip netns exec $A ls /sys/class/net/$ZC_IF_A/queues | tr '\n' ' ' | sed 's/ $//')"
   dmesg | grep -q "zcfrag: .* bound (2 of 2 queue pairs, fragments steered to pair 0" &&

@@ -107,6 +107,10 @@ t_run "zf0 up" ip -n a link set zf0 up
 t_run "ping -s 4000 (fragments) zcfrag -> stack" ip netns exec a ping -c 3 -i 0.2 -W 10 -s 4000 -M dont "$ZC_IP_B"
 t_expect "tx_fragmented_packets counted the pings (3 requests)" 3 "$(stat a zf0 tx_fragmented_packets)"
 t_expect "3 fragments per 4008-byte ICMP packet at MTU 1500" 9 "$(stat a zf0 tx_fragments)"
+# A packet shorter than a page train leaves as a full one (its last fragment
+# split), and the unmodified stack reassembles it.
+t_run "ping -s 2000: a short train padded to 3 fragments, answered by the stack" ip netns exec a ping -c 3 -i 0.2 -W 10 -s 2000 -M dont "$ZC_IP_B"
+t_expect "3 fragments per 2008-byte ICMP packet too" 18 "$(stat a zf0 tx_fragments)"
 tcp_xfer a b "$ZC_IP_B" 16777216 "TCP 16 MiB zcfrag -> unmodified stack, sha256"
 tcp_xfer b a "$ZC_IP_A" 16777216 "TCP 16 MiB unmodified stack -> zcfrag, sha256"
 udp_xfer a b "$ZC_IP_B" 200 4000 "UDP 200 x 4000 B zcfrag -> unmodified stack"
