@@ -59,7 +59,7 @@ install-ip: tools
 	@echo "installed $(DESTDIR)$(or $(IP_LIB_DIR),/usr/lib/ip)/link_zcfrag.so"
 
 demo: setup modules tools
-	@$(ROOT)/scripts/run-guest.sh --timeout 600 --log $(ROOT)/out/demo.log -v $(ROOT)/tools/testing/zcnet/demo.sh
+	@$(ROOT)/scripts/run-guest.sh --topo virtio2 --timeout 600 --log $(ROOT)/out/demo.log -v $(ROOT)/tools/testing/zcnet/demo.sh
 
 check test:
 	@$(ROOT)/scripts/check.sh

@@ -2,12 +2,12 @@
 # The main job's demo: what zcnet is and what exists so far, in a live guest.
 say() { printf '\n=== %s\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@" 2>&1; }
-say "guest: $(uname -sr), $(nproc) CPUs, topology $ZCNET_TOPO: namespaces a and b joined by va <-> vb (MTU 1500)"
+say "guest: $(uname -sr), $(nproc) CPUs, topology $ZCNET_TOPO: namespaces a and b joined by va <-> vb (two virtio-net NICs, MTU 1500)"
 say "load the three zcnet modules"
 for k in drivers/net/zcfrag/zcfrag.ko net/zcsock/zcsock.ko net/ddp/zcddp.ko; do run insmod "$ZCNET_ROOT/$k"; done
 run zcctl status
 
-say "zcfrag: a page-MTU device stacked on each veth end (ip reads its options through tools/iproute2/link_zcfrag.so)"
+say "zcfrag: a page-MTU device stacked on each NIC (virtio_net) (ip reads its options through tools/iproute2/link_zcfrag.so)"
 export IP_LIB_DIR=$ZCNET_ROOT/tools/target/ip
 run ip -n a link add zf0 link va type zcfrag slots 16
 run ip -n b link add zf1 link vb type zcfrag slots 16 timeout 5000
@@ -37,6 +37,33 @@ for name in ("zcsock", "zcddp"):
     except OSError as e:
         print("setsockopt(TCP_ULP, %s): %s (zcddp needs a connected socket)" % (name, e.strerror))'
 run cat /proc/net/zcsock_stat
+say "zcfrag's native front end: zcfrag drives both virtio-net NICs itself (in place of virtio_net) and posts receive chains so that the device writes each fragment's payload at its place in a page"
+ip -n a link del zf0; ip -n b link del zf1
+VA=$(basename "$(ip netns exec a readlink -f /sys/class/net/va/device)")
+VB=$(basename "$(ip netns exec b readlink -f /sys/class/net/vb/device)")
+run sh -c "echo $ZC_MAC_A,$ZC_MAC_B > /sys/module/zcfrag/parameters/devices"
+for v in $VA $VB; do
+  run sh -c "echo $v > /sys/bus/virtio/drivers/virtio_net/unbind && echo $v > /sys/bus/virtio/drivers/zcfrag/bind"
+done
+for i in $(seq 100); do
+  da=$(ls /sys/bus/virtio/devices/$VA/net 2>/dev/null) db=$(ls /sys/bus/virtio/devices/$VB/net 2>/dev/null)
+  [ -n "$da" ] && [ -n "$db" ] && break
+  sleep 0.05
+done
+ip link set "$da" netns a && ip link set "$db" netns b
+ip -n a link set "$da" name va && ip -n b link set "$db" name vb
+ip -n a addr add "$ZC_IP_A/24" dev va && ip -n b addr add "$ZC_IP_B/24" dev vb
+ip -n a link set va up && ip -n b link set vb up
+run ip netns exec b ethtool -i vb
+run ip -n b link show vb
+ip netns exec a ping -c 1 -W 5 "$ZC_IP_B" >/dev/null
+ip netns exec b zcbench serve --listen "$ZC_IP_B:5301" &
+srv=$!
+run ip netns exec a zcbench tcp --connect "$ZC_IP_B:5301" --lat-sizes none --bw-sizes 512K --seconds 2 --label native
+wait $srv
+say "the receiving device placed the payload (rx_placed_bytes), nothing but headers and misses copied (rx_copied_bytes); the sender referenced its pages (tx_referenced_bytes) and kicked the device about once per 30 fragments"
+ip netns exec b ethtool -S vb | grep -E "rx_(placed|copied)_bytes|rx_chains|rx_pages_placed|zc_successful" | sed 's/^/    /'
+ip netns exec a ethtool -S va | grep -E "tx_(referenced|copied)_bytes|tx_fragments:|tx_kicks" | sed 's/^/    /'
 say "unload (the zcfrag devices go with the module)"
 for m in zcddp zcsock zcfrag; do run rmmod $m; done
 run zcctl status
