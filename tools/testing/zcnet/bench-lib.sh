@@ -12,3 +12,24 @@ zcfrag_up() {
 }
 # zs NAME: a counter of the receiver's zcfrag device (ethtool -S zf1).
 zs() { ip netns exec b ethtool -S zf1 | awk -v n="$1" '$1 == n":" { print $2 }'; }
+# native_both IP_A IP_B: both virtio-net NICs move from virtio_net to
+# zcfrag's native front end (the module loaded with both MACs in `devices`),
+# named va in a and vb in b again, with these addresses (/24), up.
+native_both() {
+  local v a b i
+  a=$(basename "$(ip netns exec a readlink -f /sys/class/net/va/device)")
+  b=$(basename "$(ip netns exec b readlink -f /sys/class/net/vb/device)")
+  for v in "$a" "$b"; do
+    echo "$v" > /sys/bus/virtio/drivers/virtio_net/unbind && echo "$v" > /sys/bus/virtio/drivers/zcfrag/bind || return 1
+  done
+  local da db
+  for i in $(seq 100); do
+    da=$(ls /sys/bus/virtio/devices/$a/net 2>/dev/null) db=$(ls /sys/bus/virtio/devices/$b/net 2>/dev/null)
+    [ -n "$da" ] && [ -n "$db" ] && break
+    sleep 0.05
+  done
+  ip link set "$da" netns a && ip link set "$db" netns b || return 1
+  ip -n a link set "$da" name va && ip -n b link set "$db" name vb || return 1
+  ip -n a addr add "$1/24" dev va && ip -n b addr add "$2/24" dev vb || return 1
+  ip -n a link set va up && ip -n b link set vb up
+}

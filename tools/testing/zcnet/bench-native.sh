@@ -137,25 +137,15 @@ mode stacked 198.19.0.2 || exit 1
 ip -n a link del zf0; ip -n b link del zf1
 
 # Both NICs on the native front end.
-for v in $VA $VB; do
-  echo "$v" > /sys/bus/virtio/drivers/virtio_net/unbind && echo "$v" > /sys/bus/virtio/drivers/zcfrag/bind || exit 1
-done
-for i in $(seq 100); do
-  da=$(ls /sys/bus/virtio/devices/$VA/net 2>/dev/null) db=$(ls /sys/bus/virtio/devices/$VB/net 2>/dev/null)
-  [ -n "$da" ] && [ -n "$db" ] && break
-  sleep 0.05
-done
-ip link set "$da" netns a && ip link set "$db" netns b || exit 1
-ip -n a addr add 198.20.0.1/24 dev "$da" && ip -n b addr add 198.20.0.2/24 dev "$db" || exit 1
-ip -n a link set "$da" up && ip -n b link set "$db" up
+native_both 198.20.0.1 198.20.0.2 || exit 1
 pin_irqs "$VA" $TX_CPU >/dev/null; pin_irqs "$VB" $RX_CPU >/dev/null
 ip netns exec a ping -c 1 -W 5 198.20.0.2 >/dev/null || { echo "bench-native: no ping over the native NICs"; exit 1; }
-DRV_COPIED="ip netns exec b ethtool -S $db | awk '\$1 == \"rx_copied_bytes:\" { print \$2 }'"
-WIRE_FRAMES="ip netns exec b ethtool -S $db | awk '/^ *rx_queue_[0-9]+_packets:/ { s += \$2 } END { print s }'"
-p0=$(ip netns exec b ethtool -S "$db" | awk '$1 == "rx_placed_bytes:" { print $2 }')
+DRV_COPIED="ip netns exec b ethtool -S vb | awk '\$1 == \"rx_copied_bytes:\" { print \$2 }'"
+WIRE_FRAMES="ip netns exec b ethtool -S vb | awk '/^ *rx_queue_[0-9]+_packets:/ { s += \$2 } END { print s }'"
+p0=$(ip netns exec b ethtool -S vb | awk '$1 == "rx_placed_bytes:" { print $2 }')
 mode native 198.20.0.2 || exit 1
-p1=$(ip netns exec b ethtool -S "$db" | awk '$1 == "rx_placed_bytes:" { print $2 }')
-ip netns exec b ethtool -S "$db" | grep -E "rx_(placed|copied)_bytes|rx_chains|rx_kicks|zc_(successful|potential)|rx_queue" | sed 's/^/# native receiver: /' | tee "$out/native-counters.txt"
-ip netns exec a ethtool -S "$da" | grep -E "tx_(copied|referenced)_bytes|tx_fragments:|tx_kicks|tx_queue" | sed 's/^/# native sender: /' | tee -a "$out/native-counters.txt"
+p1=$(ip netns exec b ethtool -S vb | awk '$1 == "rx_placed_bytes:" { print $2 }')
+ip netns exec b ethtool -S vb | grep -E "rx_(placed|copied)_bytes|rx_chains|rx_kicks|zc_(successful|potential)|rx_queue" | sed 's/^/# native receiver: /' | tee "$out/native-counters.txt"
+ip netns exec a ethtool -S va | grep -E "tx_(copied|referenced)_bytes|tx_fragments:|tx_kicks|tx_queue" | sed 's/^/# native sender: /' | tee -a "$out/native-counters.txt"
 echo "native: $((p1 - p0)) payload bytes placed by the receiving device" | tee -a "$out/native-counters.txt"
 python3 "$Z/bench-native.py" "$runs" | tee "$out/summary.txt"

@@ -39,21 +39,10 @@ for name in ("zcsock", "zcddp"):
 run cat /proc/net/zcsock_stat
 say "zcfrag's native front end: zcfrag drives both virtio-net NICs itself (in place of virtio_net) and posts receive chains so that the device writes each fragment's payload at its place in a page"
 ip -n a link del zf0; ip -n b link del zf1
-VA=$(basename "$(ip netns exec a readlink -f /sys/class/net/va/device)")
-VB=$(basename "$(ip netns exec b readlink -f /sys/class/net/vb/device)")
 run sh -c "echo $ZC_MAC_A,$ZC_MAC_B > /sys/module/zcfrag/parameters/devices"
-for v in $VA $VB; do
-  run sh -c "echo $v > /sys/bus/virtio/drivers/virtio_net/unbind && echo $v > /sys/bus/virtio/drivers/zcfrag/bind"
-done
-for i in $(seq 100); do
-  da=$(ls /sys/bus/virtio/devices/$VA/net 2>/dev/null) db=$(ls /sys/bus/virtio/devices/$VB/net 2>/dev/null)
-  [ -n "$da" ] && [ -n "$db" ] && break
-  sleep 0.05
-done
-ip link set "$da" netns a && ip link set "$db" netns b
-ip -n a link set "$da" name va && ip -n b link set "$db" name vb
-ip -n a addr add "$ZC_IP_A/24" dev va && ip -n b addr add "$ZC_IP_B/24" dev vb
-ip -n a link set va up && ip -n b link set vb up
+say "unbind both NICs from virtio_net, bind them to zcfrag (/sys/bus/virtio/drivers/zcfrag/bind)"
+. "$ZCNET_ROOT/tools/testing/zcnet/bench-lib.sh"
+native_both "$ZC_IP_A" "$ZC_IP_B"
 run ip netns exec b ethtool -i vb
 run ip -n b link show vb
 ip netns exec a ping -c 1 -W 5 "$ZC_IP_B" >/dev/null
