@@ -135,6 +135,8 @@ guest zcfrag-unload virtio2
 guest zcfrag-review veth
 guest zcfrag-native virtio2
 guest zcfrag-native virtio2-tap
+guest zcfrag-badinput-native virtio2
+guest zcfrag-admission-native virtio2
 guest zcsock veth
 guest zcsock virtio2
 # zcddp: MPA start-up, the wire checked by an independent peer, siw interop.

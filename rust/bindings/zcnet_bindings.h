@@ -36,6 +36,7 @@
 #include "../helpers/timer.h"
 #include "../helpers/tx_frag.h"
 #include "../helpers/vnet.h"
+#include "../helpers/percpu.h"
 #include "../../include/uapi/zcnet/zcfrag.h"
 #include "../../include/uapi/zcnet/zcsock.h"
 #include "../../include/uapi/linux/zcddp.h"

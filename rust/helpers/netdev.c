@@ -52,15 +52,28 @@ static ssize_t (*zcnet_sysfs_show)(struct net_device *dev, unsigned int idx, cha
 static ssize_t (*zcnet_sysfs_store)(struct net_device *dev, unsigned int idx,
 				    const char *buf, size_t len);
 
+static const struct net_device_ops *zcnet_sysfs_alt_ops;
+static ssize_t (*zcnet_sysfs_alt_show)(struct net_device *dev, unsigned int idx, char *buf);
+static ssize_t (*zcnet_sysfs_alt_store)(struct net_device *dev, unsigned int idx,
+					const char *buf, size_t len);
+
 static ssize_t zcnet_attr_show(struct device *d, struct device_attribute *attr, char *buf)
 {
-	return zcnet_sysfs_show(to_net_dev(d), attr - zcnet_sysfs_attrs, buf);
+	struct net_device *dev = to_net_dev(d);
+
+	if (zcnet_sysfs_alt_ops && dev->netdev_ops == zcnet_sysfs_alt_ops)
+		return zcnet_sysfs_alt_show(dev, attr - zcnet_sysfs_attrs, buf);
+	return zcnet_sysfs_show(dev, attr - zcnet_sysfs_attrs, buf);
 }
 
 static ssize_t zcnet_attr_store(struct device *d, struct device_attribute *attr,
 				const char *buf, size_t len)
 {
-	return zcnet_sysfs_store(to_net_dev(d), attr - zcnet_sysfs_attrs, buf, len);
+	struct net_device *dev = to_net_dev(d);
+
+	if (zcnet_sysfs_alt_ops && dev->netdev_ops == zcnet_sysfs_alt_ops)
+		return zcnet_sysfs_alt_store(dev, attr - zcnet_sysfs_attrs, buf, len);
+	return zcnet_sysfs_store(dev, attr - zcnet_sysfs_attrs, buf, len);
 }
 
 int zcnet_helper_sysfs_add(unsigned int idx, const char *name, bool writable)
@@ -87,6 +100,21 @@ void zcnet_helper_sysfs_set(const char *group,
 	zcnet_sysfs_show = show;
 	zcnet_sysfs_store = store;
 	zcnet_sysfs_group.name = group;
+}
+
+void zcnet_helper_sysfs_set_alt(const struct net_device_ops *ops,
+				ssize_t (*show)(struct net_device *dev, unsigned int idx, char *buf),
+				ssize_t (*store)(struct net_device *dev, unsigned int idx,
+						 const char *buf, size_t len))
+{
+	zcnet_sysfs_alt_show = show;
+	zcnet_sysfs_alt_store = store;
+	zcnet_sysfs_alt_ops = ops;
+}
+
+const struct attribute_group *zcnet_helper_sysfs_group(void)
+{
+	return zcnet_sysfs_group.name ? &zcnet_sysfs_group : NULL;
 }
 
 void zcnet_helper_stacked_setup(struct net_device *dev, const struct net_device_ops *ops,

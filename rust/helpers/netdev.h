@@ -40,6 +40,14 @@ void zcnet_helper_sysfs_set(const char *group,
 			    ssize_t (*show)(struct net_device *dev, unsigned int idx, char *buf),
 			    ssize_t (*store)(struct net_device *dev, unsigned int idx,
 					     const char *buf, size_t len));
+/* The module's other kind of device (a second front end), told apart by its
+ * net_device_ops: its devices get the same group with these callbacks. */
+void zcnet_helper_sysfs_set_alt(const struct net_device_ops *ops,
+				ssize_t (*show)(struct net_device *dev, unsigned int idx, char *buf),
+				ssize_t (*store)(struct net_device *dev, unsigned int idx,
+						 const char *buf, size_t len));
+/* The group for a new device's sysfs_groups[0], or NULL if there is none. */
+const struct attribute_group *zcnet_helper_sysfs_group(void);
 
 /*
  * Fields of struct net_device. mtu, flags and type change under RTNL while

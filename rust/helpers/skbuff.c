@@ -45,9 +45,37 @@ bool zcnet_helper_skb_may_pull(struct sk_buff *skb, unsigned int len)
 	return pskb_may_pull(skb, len);
 }
 
+/*
+ * skb_checksum_help, but an skb whose fragments are shared (spliced pages:
+ * zcsock's regions, vmsplice, sendfile) is not linearised -- that is a copy
+ * of its whole payload. skb_checksum_help copies so that nobody can change
+ * a page between the checksum and the wire; here the frame goes to the
+ * wire at once, and a sharer that still writes a page meanwhile gets a
+ * segment its peer drops and TCP sends again (zcsock's pages cannot change:
+ * they are copy-on-write while an skb holds them). Only the header's
+ * checksum field is written (the head unshared first if cloned).
+ */
 int zcnet_helper_skb_resolve_csum(struct sk_buff *skb)
 {
-	return skb->ip_summed == CHECKSUM_PARTIAL ? skb_checksum_help(skb) : 0;
+	int offset, ret;
+	__wsum csum;
+
+	if (skb->ip_summed != CHECKSUM_PARTIAL)
+		return 0;
+	if (!skb_has_shared_frag(skb) || skb_is_gso(skb))
+		return skb_checksum_help(skb);
+	offset = skb_checksum_start_offset(skb);
+	if (offset < 0 || offset >= skb_headlen(skb) ||
+	    offset + skb->csum_offset + sizeof(__sum16) > skb_headlen(skb))
+		return skb_checksum_help(skb);
+	csum = skb_checksum(skb, offset, skb->len - offset, 0);
+	offset += skb->csum_offset;
+	ret = skb_ensure_writable(skb, offset + sizeof(__sum16));
+	if (ret)
+		return ret;
+	*(__sum16 *)(skb->data + offset) = csum_fold(csum) ?: CSUM_MANGLED_0;
+	skb->ip_summed = CHECKSUM_NONE;
+	return 0;
 }
 
 /*

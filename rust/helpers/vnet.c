@@ -24,6 +24,8 @@
 #include <linux/unaligned.h>
 #include <linux/virtio_net.h>
 
+#include "netdev.h"
+#include "skbuff.h"
 #include "timer.h"
 #include "vnet.h"
 
@@ -175,6 +177,16 @@ static void zcnet_vnet_stats64(struct net_device *dev, struct rtnl_link_stats64 
 	zcnet_vnet_ops->stats(vn->state, s);
 }
 
+static int zcnet_vnet_siocdevprivate(struct net_device *dev, struct ifreq *ifr,
+				     void __user *data, int cmd)
+{
+	struct zcnet_vnet *vn = netdev_priv(dev);
+
+	if (!zcnet_vnet_ops->ioctl)
+		return -EOPNOTSUPP;
+	return zcnet_vnet_ops->ioctl(vn->state, cmd - SIOCDEVPRIVATE, data);
+}
+
 static const struct net_device_ops zcnet_vnet_netdev_ops = {
 	.ndo_open = zcnet_vnet_open,
 	.ndo_stop = zcnet_vnet_stop,
@@ -182,7 +194,25 @@ static const struct net_device_ops zcnet_vnet_netdev_ops = {
 	.ndo_get_stats64 = zcnet_vnet_stats64,
 	.ndo_validate_addr = eth_validate_addr,
 	.ndo_set_mac_address = eth_mac_addr,
+	.ndo_siocdevprivate = zcnet_vnet_siocdevprivate,
 };
+
+/* The module's sysfs group on a bound device (netdev.c dispatches here by
+ * netdev_ops): the group goes with unregister_netdev, before the state. */
+static ssize_t zcnet_vnet_sysfs_show(struct net_device *dev, unsigned int idx, char *buf)
+{
+	struct zcnet_vnet *vn = netdev_priv(dev);
+
+	return zcnet_vnet_ops->sysfs_show(vn->state, idx, buf);
+}
+
+static ssize_t zcnet_vnet_sysfs_store(struct net_device *dev, unsigned int idx,
+				      const char *buf, size_t len)
+{
+	struct zcnet_vnet *vn = netdev_priv(dev);
+
+	return zcnet_vnet_ops->sysfs_store(vn->state, idx, buf, len);
+}
 
 static void zcnet_vnet_drvinfo(struct net_device *dev, struct ethtool_drvinfo *info)
 {
@@ -246,11 +276,73 @@ static void zcnet_vnet_channels(struct net_device *dev, struct ethtool_channels 
 	ch->combined_count = vn->nq;
 }
 
+static void zcnet_vnet_steer(struct zcnet_vnet *vn);
+
+/*
+ * ethtool -L DEV combined N (RTNL held): N queue pairs in use, from 1 to what
+ * the device offers. A running device stops (NAPI off, no transmit), is told
+ * the new number (RSS or VQ_PAIRS_SET) and starts again; the rings of pairs
+ * no longer in use keep their buffers (the device no longer picks them) until
+ * they are used again or the device is unbound.
+ */
+static int zcnet_vnet_set_channels(struct net_device *dev, struct ethtool_channels *ch)
+{
+	struct zcnet_vnet *vn = netdev_priv(dev);
+	bool running = netif_running(dev);
+	int err = 0;
+
+	if (ch->rx_count || ch->tx_count || ch->other_count)
+		return -EINVAL;
+	if (!ch->combined_count || ch->combined_count > vn->max_nq)
+		return -EINVAL;
+	if (ch->combined_count == vn->nq)
+		return 0;
+	if (running)
+		zcnet_vnet_stop(dev);
+	vn->nq = ch->combined_count;
+	zcnet_vnet_steer(vn);
+	netif_set_real_num_tx_queues(dev, vn->nq);
+	netif_set_real_num_rx_queues(dev, vn->nq);
+	if (running)
+		err = zcnet_vnet_open(dev);
+	if (err)
+		netdev_warn(dev, "%s: cannot restart with %u queue pairs: %d\n",
+			    KBUILD_MODNAME, vn->nq, err);
+	return err;
+}
+
+static int zcnet_vnet_get_coalesce(struct net_device *dev, struct ethtool_coalesce *ec,
+				   struct kernel_ethtool_coalesce *kec,
+				   struct netlink_ext_ack *extack)
+{
+	struct zcnet_vnet *vn = netdev_priv(dev);
+
+	if (!zcnet_vnet_ops->rx_usecs)
+		return -EOPNOTSUPP;
+	ec->rx_coalesce_usecs = zcnet_vnet_ops->rx_usecs(vn->state);
+	return 0;
+}
+
+static int zcnet_vnet_set_coalesce(struct net_device *dev, struct ethtool_coalesce *ec,
+				   struct kernel_ethtool_coalesce *kec,
+				   struct netlink_ext_ack *extack)
+{
+	struct zcnet_vnet *vn = netdev_priv(dev);
+
+	if (!zcnet_vnet_ops->set_rx_usecs)
+		return -EOPNOTSUPP;
+	return zcnet_vnet_ops->set_rx_usecs(vn->state, ec->rx_coalesce_usecs);
+}
+
 static const struct ethtool_ops zcnet_vnet_ethtool_ops = {
+	.supported_coalesce_params = ETHTOOL_COALESCE_RX_USECS,
+	.get_coalesce = zcnet_vnet_get_coalesce,
+	.set_coalesce = zcnet_vnet_set_coalesce,
 	.get_drvinfo = zcnet_vnet_drvinfo,
 	.get_link = ethtool_op_get_link,
 	.get_ringparam = zcnet_vnet_ringparam,
 	.get_channels = zcnet_vnet_channels,
+	.set_channels = zcnet_vnet_set_channels,
 	.get_sset_count = zcnet_vnet_sset_count,
 	.get_strings = zcnet_vnet_strings,
 	.get_ethtool_stats = zcnet_vnet_ethtool_stats,
@@ -336,6 +428,7 @@ static void zcnet_vnet_steer(struct zcnet_vnet *vn)
 	__le16 nq = cpu_to_le16(vn->nq);
 	u8 *c, *p;
 
+	vn->rss = false;
 	if (vn->nq >= 2 && virtio_has_feature(vdev, VIRTIO_NET_F_RSS)) {
 		key_len = min_t(unsigned int, virtio_cread8(vdev, offsetof(struct virtio_net_config, rss_max_key_size)), 40);
 		n = virtio_cread16(vdev, offsetof(struct virtio_net_config, rss_max_indirection_table_length));
@@ -367,8 +460,10 @@ static void zcnet_vnet_steer(struct zcnet_vnet *vn)
 				 KBUILD_MODNAME);
 		}
 	}
-	if (vn->nq >= 2 &&
-	    !zcnet_vnet_command(vn, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, &nq, sizeof(nq))) {
+	/* One pair after several (ethtool -L): VQ_PAIRS_SET also ends RSS. */
+	if ((vn->nq >= 2 || (vn->cvq && vn->max_nq >= 2)) &&
+	    !zcnet_vnet_command(vn, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, &nq, sizeof(nq)) &&
+	    vn->nq >= 2) {
 		dev_warn(&vdev->dev, "%s: the device refused %u queue pairs: using one\n",
 			 KBUILD_MODNAME, vn->nq);
 		vn->nq = 1;
@@ -448,6 +543,8 @@ static int zcnet_vnet_probe(struct virtio_device *vdev)
 		netif_napi_add(dev, &vn->qs[i].napi, zcnet_vnet_poll);
 	dev->netdev_ops = &zcnet_vnet_netdev_ops;
 	dev->ethtool_ops = &zcnet_vnet_ethtool_ops;
+	if (zcnet_vnet_ops->sysfs_show && zcnet_vnet_ops->sysfs_store)
+		dev->sysfs_groups[0] = zcnet_helper_sysfs_group();
 	/* Checksums are resolved in software before a frame is posted: the
 	 * core keeps scatter-gather only with a checksum feature. */
 	dev->hw_features = NETIF_F_SG | NETIF_F_HW_CSUM;
@@ -531,6 +628,9 @@ static struct virtio_driver zcnet_vnet_driver = {
 int zcnet_helper_vnet_register(const char *name, const struct zcnet_vnet_ops *ops)
 {
 	zcnet_vnet_ops = ops;
+	if (ops->sysfs_show && ops->sysfs_store)
+		zcnet_helper_sysfs_set_alt(&zcnet_vnet_netdev_ops, zcnet_vnet_sysfs_show,
+					   zcnet_vnet_sysfs_store);
 	zcnet_vnet_driver.driver.name = name;
 	return register_virtio_driver(&zcnet_vnet_driver);
 }
@@ -548,6 +648,11 @@ struct net_device *zcnet_helper_vnet_netdev(struct zcnet_vnet *vn)
 unsigned int zcnet_helper_vnet_queues(struct zcnet_vnet *vn)
 {
 	return vn->nq;
+}
+
+unsigned int zcnet_helper_vnet_max_queues(struct zcnet_vnet *vn)
+{
+	return vn->max_nq;
 }
 
 bool zcnet_helper_vnet_steered(struct zcnet_vnet *vn)
@@ -632,7 +737,7 @@ int zcnet_helper_vnet_post_tx(struct zcnet_vnet *vn, unsigned int q, struct sk_b
 
 	if (!token)
 		return -EINVAL;
-	if (skb->ip_summed == CHECKSUM_PARTIAL && skb_checksum_help(skb))
+	if (zcnet_helper_skb_resolve_csum(skb))
 		return -ENOMEM;
 	memset(h, 0, sizeof(*h));
 	sg_init_table(sg, skb_shinfo(skb)->nr_frags + 2);

@@ -56,6 +56,16 @@ struct zcnet_vnet_ops {
 	unsigned int nstats;
 	void (*stat_names)(u8 *data);
 	void (*stat_values)(void *state, u64 *data);
+	/* Optional (NULL: not offered). The module's sysfs group
+	 * (zcnet_helper_sysfs_add): attribute idx read into a PAGE_SIZE buffer
+	 * or written; bytes or -errno. */
+	ssize_t (*sysfs_show)(void *state, unsigned int idx, char *buf);
+	ssize_t (*sysfs_store)(void *state, unsigned int idx, const char *buf, size_t len);
+	/* ethtool -c/-C rx-usecs (RTNL held). */
+	u32 (*rx_usecs)(void *state);
+	int (*set_rx_usecs)(void *state, u32 usecs);
+	/* SIOCDEVPRIVATE + cmd (RTNL held), with the request's user pointer. */
+	int (*ioctl)(void *state, unsigned int cmd, void __user *arg);
 };
 
 /* Registers the virtio driver NAME (one per module). */
@@ -68,6 +78,7 @@ struct net_device *zcnet_helper_vnet_netdev(struct zcnet_vnet *vn);
 unsigned int zcnet_helper_vnet_queues(struct zcnet_vnet *vn);
 /* True when the device steers IPv4 fragments (and whatever else it does not
  * classify) to queue pair 0 and the rest to the others (RSS). */
+unsigned int zcnet_helper_vnet_max_queues(struct zcnet_vnet *vn);
 bool zcnet_helper_vnet_steered(struct zcnet_vnet *vn);
 unsigned int zcnet_helper_vnet_rx_size(struct zcnet_vnet *vn);
 unsigned int zcnet_helper_vnet_tx_size(struct zcnet_vnet *vn);

@@ -113,15 +113,25 @@ impl<const N: usize> Counters<N> {
     }
 }
 
-/// One `name value` line per counter, the format of the debugfs and sysfs files.
+/// One `name value` line per counter, the format of the debugfs and sysfs
+/// files: `value(i)` is counter `i`'s value.
+pub fn write_lines(
+    f: &mut fmt::Formatter<'_>,
+    names: &[&str],
+    value: impl Fn(usize) -> u64,
+) -> fmt::Result {
+    for (i, name) in names.iter().enumerate() {
+        if i > 0 {
+            f.write_str("\n")?;
+        }
+        write!(f, "{} {}", name, value(i))?;
+    }
+    Ok(())
+}
+
+/// One `name value` line per counter ([`write_lines`]).
 impl<const N: usize> fmt::Debug for Counters<N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, name) in self.names.iter().enumerate() {
-            if i > 0 {
-                f.write_str("\n")?;
-            }
-            write!(f, "{} {}", name, self.get(i))?;
-        }
-        Ok(())
+        write_lines(f, self.names, |i| self.get(i))
     }
 }

@@ -20,8 +20,12 @@ use super::ext;
 use super::netdev::{DevStats, NetDevice};
 use super::page::{RxPage, PAGE_SIZE};
 use super::skbuff::SkBuff;
+use super::text::TextBuf;
 use core::{marker::PhantomData, pin::Pin, ptr::NonNull};
-use kernel::{bindings, ffi, new_spinlock, prelude::*, sync::SpinLock, types::ForeignOwnable};
+use kernel::{
+    bindings, error::VTABLE_DEFAULT_ERROR, ffi, new_spinlock, prelude::*, sync::SpinLock,
+    types::ForeignOwnable, uaccess::UserPtr,
+};
 
 /// Bytes of the virtio-net header the device writes in front of each
 /// received frame (and reads in front of each frame sent).
@@ -61,10 +65,18 @@ impl Vnet {
         unsafe { NetDevice::from_raw(ext::zcnet_helper_vnet_netdev(self.raw())) }
     }
 
-    /// Queue pairs in use: each ring's [`RxRing::queue`] is below this.
+    /// Queue pairs in use now (`ethtool -L` changes it, RTNL held).
     pub fn queues(&self) -> usize {
         // SAFETY: By the type invariant the device is bound.
         unsafe { ext::zcnet_helper_vnet_queues(self.raw()) as usize }
+    }
+
+    /// Queue pairs the device offers (at most 8): each ring's
+    /// [`RxRing::queue`] is below this; the front end has a ring pair for
+    /// each, used or not.
+    pub fn max_queues(&self) -> usize {
+        // SAFETY: By the type invariant the device is bound.
+        unsafe { ext::zcnet_helper_vnet_max_queues(self.raw()) as usize }
     }
 
     /// True when the device steers IPv4 fragments (and what else it does
@@ -625,6 +637,11 @@ impl TxRing {
 }
 
 /// A front end of native virtio-net devices.
+///
+/// Optional callbacks (the sysfs group, `rx_usecs`/`set_rx_usecs`,
+/// `private_ioctl`) are gated at compile time as [`super::stacked::Stacked`]'s
+/// are (`HAS_*`): the device gets them only when the driver implements them.
+#[vtable]
 pub trait Driver: Send + Sync + Sized + 'static {
     /// The virtio driver's name (`/sys/bus/virtio/drivers/NAME`).
     const NAME: &'static CStr;
@@ -673,6 +690,41 @@ pub trait Driver: Send + Sync + Sized + 'static {
 
     /// The values of `ethtool -S`'s statistics (`STATS.len()` of them).
     fn ethtool_stats(&self, _out: &mut [u64]) {}
+
+    /// Writes the text of attribute `idx` of the module's sysfs group
+    /// (`/sys/class/net/DEV/GROUP/`, the one a stacked kind of the module
+    /// registered: [`super::stacked::Stacked::SYSFS`]).
+    fn sysfs_show(&self, _idx: usize, _out: &mut TextBuf<'_>) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Stores a value written to sysfs attribute `idx` (process context).
+    fn sysfs_store(&self, _idx: usize, _input: &[u8]) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `ethtool -c`: the receive coalescing time in microseconds.
+    fn rx_usecs(&self) -> u32 {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `ethtool -C DEV rx-usecs N` (process context, RTNL held).
+    fn set_rx_usecs(&self, _usecs: u32) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// A private ioctl (`SIOCDEVPRIVATE + cmd`) with its user-space
+    /// argument (process context, RTNL held; `tx`: queue pair 0's, taken
+    /// with bottom halves off).
+    fn private_ioctl(
+        &self,
+        _vn: &Vnet,
+        _tx: &SpinLock<TxRing>,
+        _cmd: u32,
+        _arg: UserPtr,
+    ) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 }
 
 /// A queue pair's rings.
@@ -718,6 +770,31 @@ impl<T: Driver> Registration<T> {
         nstats: T::STATS.len() as u32,
         stat_names: Some(Self::stat_names_cb),
         stat_values: Some(Self::stat_values_cb),
+        sysfs_show: if T::HAS_SYSFS_SHOW && T::HAS_SYSFS_STORE {
+            Some(Self::sysfs_show_cb)
+        } else {
+            None
+        },
+        sysfs_store: if T::HAS_SYSFS_SHOW && T::HAS_SYSFS_STORE {
+            Some(Self::sysfs_store_cb)
+        } else {
+            None
+        },
+        rx_usecs: if T::HAS_RX_USECS && T::HAS_SET_RX_USECS {
+            Some(Self::rx_usecs_cb)
+        } else {
+            None
+        },
+        set_rx_usecs: if T::HAS_RX_USECS && T::HAS_SET_RX_USECS {
+            Some(Self::set_rx_usecs_cb)
+        } else {
+            None
+        },
+        ioctl: if T::HAS_PRIVATE_IOCTL {
+            Some(Self::ioctl_cb)
+        } else {
+            None
+        },
     };
 
     /// Registers the driver (one per module).
@@ -747,7 +824,7 @@ impl<T: Driver> Registration<T> {
         };
         // INVARIANT: the C side frees its state only after `remove_cb`.
         let (a, d) = (Vnet(raw), Vnet(raw));
-        let (nrx, ntx, nq) = (a.rx_size(), a.tx_size(), a.queues().max(1));
+        let (nrx, ntx, nq) = (a.rx_size(), a.tx_size(), a.max_queues().max(1));
         a.set_mtu(1500, MAX_MTU as u32);
         let qs = (|| -> Result<KVec<Pin<KBox<QueuePair>>>> {
             let mut qs = KVec::with_capacity(nq, GFP_KERNEL)?;
@@ -892,6 +969,96 @@ impl<T: Driver> Registration<T> {
             )
         };
         d.state.ethtool_stats(out);
+    }
+
+    /// # Safety
+    ///
+    /// sysfs reads a file of a bound device's group (the group goes with
+    /// the device's unregistration, before `remove_cb`) into a `PAGE_SIZE`
+    /// buffer.
+    unsafe extern "C" fn sysfs_show_cb(
+        state: *mut ffi::c_void,
+        idx: ffi::c_uint,
+        buf: *mut ffi::c_char,
+    ) -> isize {
+        // SAFETY: As the caller guarantees: the device is bound and `buf`
+        // holds PAGE_SIZE writable bytes.
+        let (d, out) = unsafe {
+            (
+                Self::dev(state),
+                core::slice::from_raw_parts_mut(buf.cast::<u8>(), PAGE_SIZE),
+            )
+        };
+        let mut tb = TextBuf::new(out);
+        match d.state.sysfs_show(idx as usize, &mut tb) {
+            Ok(()) => tb.len() as isize,
+            Err(e) => e.to_errno() as isize,
+        }
+    }
+
+    /// # Safety
+    ///
+    /// sysfs writes `len` bytes at `buf` to a file of a bound device's group.
+    unsafe extern "C" fn sysfs_store_cb(
+        state: *mut ffi::c_void,
+        idx: ffi::c_uint,
+        buf: *const ffi::c_char,
+        len: usize,
+    ) -> isize {
+        // SAFETY: As the caller guarantees: the device is bound and `buf`
+        // holds `len` bytes.
+        let (d, input) = unsafe {
+            (
+                Self::dev(state),
+                core::slice::from_raw_parts(buf.cast::<u8>(), len),
+            )
+        };
+        match d.state.sysfs_store(idx as usize, input) {
+            Ok(()) => len as isize,
+            Err(e) => e.to_errno() as isize,
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `ethtool -c` on a bound device.
+    unsafe extern "C" fn rx_usecs_cb(state: *mut ffi::c_void) -> u32 {
+        // SAFETY: The device is bound.
+        unsafe { Self::dev(state) }.state.rx_usecs()
+    }
+
+    /// # Safety
+    ///
+    /// `ethtool -C` on a bound device (RTNL held).
+    unsafe extern "C" fn set_rx_usecs_cb(state: *mut ffi::c_void, usecs: u32) -> ffi::c_int {
+        // SAFETY: The device is bound.
+        match unsafe { Self::dev(state) }.state.set_rx_usecs(usecs) {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `ndo_siocdevprivate` of a bound, registered device (RTNL held);
+    /// `arg` is the request's user pointer.
+    unsafe extern "C" fn ioctl_cb(
+        state: *mut ffi::c_void,
+        cmd: ffi::c_uint,
+        arg: *mut ffi::c_void,
+    ) -> ffi::c_int {
+        // SAFETY: The device is bound.
+        let d = unsafe { Self::dev(state) };
+        let Some(qp) = d.qp(0) else {
+            return EINVAL.to_errno();
+        };
+        match d
+            .state
+            .private_ioctl(&d.vn, &qp.tx, cmd, UserPtr::from_ptr(arg))
+        {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
     }
 
     /// # Safety

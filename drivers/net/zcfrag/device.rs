@@ -11,10 +11,10 @@ use crate::rx::{RxState, SlotBuf};
 use crate::wire::admission::{self, Event, RateLimit, Requests};
 use crate::wire::spec::{self, Engine, Miss};
 use crate::zcnet::bh::now_ns;
-use crate::zcnet::counters::Counters;
 use crate::zcnet::helpers::random_u32;
 use crate::zcnet::netdev::NetDevice;
 use crate::zcnet::page::PageRing;
+use crate::zcnet::percpu::PerCpuCounters;
 use crate::zcnet::rtnl::ExtAck;
 use crate::zcnet::skbuff::{SkBuff, SkbChain};
 use crate::zcnet::stacked::{self, Ctx, Rx, TxResult};
@@ -34,7 +34,8 @@ use kernel::{
 
 #[pin_data]
 pub(crate) struct ZcFrag {
-    pub(crate) counters: Counters<NCOUNTERS>,
+    /// Counted per CPU: the datapath bumps them on every frame.
+    pub(crate) counters: PerCpuCounters<NCOUNTERS>,
     pub(crate) cfg: Config,
     /// Entries in `adm` (the transmit path skips the lock when zero).
     pub(crate) nrequests: Atomic<u32>,
@@ -56,7 +57,7 @@ impl ZcFrag {
     /// A new device's engine state, whichever front end it has.
     pub(crate) fn init() -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
-            counters: Counters::new(&NAMES),
+            counters: PerCpuCounters::new(&NAMES)?,
             cfg: Config {
                 slots: Atomic::new(DEFAULT_SLOTS),
                 timeout_us: Atomic::new((spec::Params::DEFAULT.timeout_ns / 1000) as u32),
@@ -179,6 +180,41 @@ impl ZcFrag {
         self.flush_outbox(port, &out);
     }
 
+    /// Attribute `idx` of the sysfs group (`/sys/class/net/DEV/zcfrag/`),
+    /// whichever front end the device has.
+    pub(crate) fn show_setting(&self, idx: usize, out: &mut TextBuf<'_>) -> Result {
+        let cfg = &self.cfg;
+        let _ = match idx {
+            attr::SLOTS => writeln!(out, "{}", cfg.slots.load(Relaxed)),
+            attr::TIMEOUT_US => writeln!(out, "{}", cfg.timeout_us.load(Relaxed)),
+            attr::ADMISSION => writeln!(
+                out,
+                "{}",
+                if cfg.required.load(Relaxed) != 0 {
+                    "required"
+                } else {
+                    "open"
+                }
+            ),
+            attr::IMPLICIT => writeln!(out, "{}", cfg.implicit.load(Relaxed)),
+            attr::GRANT_MS => writeln!(out, "{}", cfg.grant_ms.load(Relaxed)),
+            attr::ADMISSIONS => return self.show_admissions(out),
+            _ => return Err(EINVAL),
+        };
+        Ok(())
+    }
+
+    /// Stores a value written to sysfs attribute `idx` (process context).
+    pub(crate) fn store_setting(&self, idx: usize, input: &[u8]) -> Result {
+        let v = match (idx, core::str::from_utf8(input).map(str::trim)) {
+            (attr::ADMISSION, Ok("open")) => 0,
+            (attr::ADMISSION, Ok("required")) => 1,
+            (attr::ADMISSION, _) => return Err(EINVAL),
+            _ => parse_u32(input, 0, u32::MAX)?,
+        };
+        self.cfg.set(idx, v)
+    }
+
     /// The device is going: every slot and request let go, a Fast_Rel
     /// for every grant it holds.
     pub(crate) fn shutdown(&self, port: &dyn Port) {
@@ -242,35 +278,11 @@ impl stacked::Stacked for ZcFrag {
     }
 
     fn sysfs_show(&self, idx: usize, out: &mut TextBuf<'_>) -> Result {
-        let cfg = &self.cfg;
-        let _ = match idx {
-            attr::SLOTS => writeln!(out, "{}", cfg.slots.load(Relaxed)),
-            attr::TIMEOUT_US => writeln!(out, "{}", cfg.timeout_us.load(Relaxed)),
-            attr::ADMISSION => writeln!(
-                out,
-                "{}",
-                if cfg.required.load(Relaxed) != 0 {
-                    "required"
-                } else {
-                    "open"
-                }
-            ),
-            attr::IMPLICIT => writeln!(out, "{}", cfg.implicit.load(Relaxed)),
-            attr::GRANT_MS => writeln!(out, "{}", cfg.grant_ms.load(Relaxed)),
-            attr::ADMISSIONS => return self.show_admissions(out),
-            _ => return Err(EINVAL),
-        };
-        Ok(())
+        self.show_setting(idx, out)
     }
 
     fn sysfs_store(&self, idx: usize, input: &[u8]) -> Result {
-        let v = match (idx, core::str::from_utf8(input).map(str::trim)) {
-            (attr::ADMISSION, Ok("open")) => 0,
-            (attr::ADMISSION, Ok("required")) => 1,
-            (attr::ADMISSION, _) => return Err(EINVAL),
-            _ => parse_u32(input, 0, u32::MAX)?,
-        };
-        self.cfg.set(idx, v)
+        self.store_setting(idx, input)
     }
 
     const LINK_ATTRS: u16 = KNOBS.len() as u16;

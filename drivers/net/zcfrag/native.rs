@@ -26,6 +26,8 @@
 //! sends back to back (`xmit_more`), share one kick, and byte queue limits
 //! bound the ring's fill.
 
+use crate::admit;
+use crate::config::attr;
 use crate::counters::c;
 use crate::device::ZcFrag;
 use crate::port::Port;
@@ -33,8 +35,9 @@ use crate::zcnet::netdev::{DevStats, NetDevice};
 use crate::zcnet::page::{PageRing, RxPage, PAGE_SIZE};
 use crate::zcnet::skbuff::SkBuff;
 use crate::zcnet::stacked::Rx;
+use crate::zcnet::text::TextBuf;
 use crate::zcnet::vnet::{self, RxFrame, RxRing, Spec, TxFull, TxRing, Vnet};
-use crate::{counters::NAMES, DEFAULT_MTU};
+use crate::{counters::NAMES, zcnet, DEFAULT_MTU};
 use core::cell::{Cell, RefCell};
 use core::num::NonZeroUsize;
 use kernel::{
@@ -42,6 +45,7 @@ use kernel::{
     prelude::*,
     sync::atomic::{Atomic, Relaxed},
     sync::SpinLock,
+    uaccess::UserPtr,
 };
 
 /// Receive pages kept for reuse.
@@ -617,6 +621,7 @@ impl Native {
     }
 }
 
+#[vtable]
 impl vnet::Driver for Native {
     const NAME: &'static CStr = c"zcfrag";
     const STATS: &'static [&'static str] = &NAMES;
@@ -624,7 +629,7 @@ impl vnet::Driver for Native {
     fn new(vn: &Vnet) -> impl PinInit<Self, Error> {
         vn.set_mtu(DEFAULT_MTU, MAX_MTU);
         let rxq = (|| -> Result<KVec<Pin<KBox<RxQueue>>>> {
-            let n = vn.queues().max(1);
+            let n = vn.max_queues().max(1);
             let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
             for _ in 0..n {
                 let st = RxState {
@@ -748,5 +753,31 @@ impl vnet::Driver for Native {
 
     fn ethtool_stats(&self, out: &mut [u64]) {
         self.zf.counters.snapshot(out);
+    }
+
+    fn sysfs_show(&self, idx: usize, out: &mut TextBuf<'_>) -> Result {
+        self.zf.show_setting(idx, out)
+    }
+
+    fn sysfs_store(&self, idx: usize, input: &[u8]) -> Result {
+        self.zf.store_setting(idx, input)
+    }
+
+    fn rx_usecs(&self) -> u32 {
+        self.zf.cfg.timeout_us.load(Relaxed)
+    }
+
+    fn set_rx_usecs(&self, usecs: u32) -> Result {
+        self.zf.cfg.set(attr::TIMEOUT_US, usecs)
+    }
+
+    fn private_ioctl(&self, vn: &Vnet, tx: &SpinLock<TxRing>, cmd: u32, arg: UserPtr) -> Result {
+        match cmd {
+            admit::ADMISSION_IOCTL => {
+                let port = self.port(vn, 0, TxAccess::Lock(tx), false);
+                self.zf.admission_ioctl(vn.netdev(), &port, arg)
+            }
+            _ => Err(zcnet::errno::eopnotsupp()),
+        }
     }
 }

@@ -4,11 +4,12 @@
  * (rust/helpers/): bh.rs bh.c; netdev.rs netdev.c; page.rs page.c and
  * page_reuse.c; skbuff.rs skbuff.c, tx_frag.c and page_skb.c; stacked.rs
  * rtnl.c and timer.c besides;
- * vnet.rs vnet.c.
+ * percpu.rs percpu.c; vnet.rs vnet.c.
  */
 #include "../../../rust/helpers/bh.c"
 #include "../../../rust/helpers/netdev.c"
 #include "../../../rust/helpers/page.c"
+#include "../../../rust/helpers/percpu.c"
 #include "../../../rust/helpers/page_reuse.c"
 #include "../../../rust/helpers/page_skb.c"
 #include "../../../rust/helpers/rtnl.c"

@@ -36,6 +36,7 @@ mod zcnet {
     pub mod helpers;
     pub mod netdev;
     pub mod page;
+    pub mod percpu;
     pub mod rtnl;
     pub mod skbuff;
     pub mod stacked;

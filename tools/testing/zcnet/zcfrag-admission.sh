@@ -5,6 +5,11 @@
 # grant, refusal when every slot is busy, release on close, release on
 # timeout, and a sender that never gets an answer. Settings through sysfs and
 # ethtool -C. Byte-exact transfers throughout (sha256 of seeded data).
+#
+# ZCFRAG_FRONT=native (zcfrag-admission-native.sh; virtio2 only): zf0 and zf1
+# are va's and vb's virtio-net devices themselves on zcfrag's native front
+# end; deleting and creating a device is unbinding and binding it, and the
+# raw frames of the attacks leave from zf0 and zf1 themselves.
 . "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
 . "$ZCNET_ROOT/scripts/topology.sh"
 SEED=11
@@ -23,13 +28,64 @@ wait_for() {
 . "$ZCNET_ROOT/tools/testing/zcnet/zcfrag-lib.sh"
 zcctl_a() { ip netns exec a zcctl "$@"; }
 
-t_run "insmod zcfrag" insmod "$(ko zcfrag)"
-ip -n a link add zf0 link va type zcfrag && ip -n b link add zf1 link vb type zcfrag
-ip -n a addr flush dev va; ip -n b addr flush dev vb
-ip -n a addr add "$ZC_IP_A/24" dev zf0; ip -n a addr add 198.18.0.11/24 dev zf0
-ip -n b addr add "$ZC_IP_B/24" dev zf1
-ip -n a link set zf0 up; ip -n b link set zf1 up
+NATIVE=0; [ "${ZCFRAG_FRONT:-stacked}" = native ] && NATIVE=1
+if [ $NATIVE = 1 ] && [ "$ZCNET_TOPO" != virtio2 ]; then
+  t_skip "admission on the native front end" "needs the virtio2 topology"
+  t_done; exit
+fi
+MAC_A=$(ip netns exec a cat /sys/class/net/va/address)
 MAC_B=$(ip netns exec b cat /sys/class/net/vb/address)
+# The devices under the zcfrag ones (native: none, their virtio devices).
+VDEV_A=$(basename "$(ip netns exec a readlink -f /sys/class/net/va/device)")
+VDEV_B=$(basename "$(ip netns exec b readlink -f /sys/class/net/vb/device)")
+# zf_add NS: zcfrag's device in NS (zf0 in a, zf1 in b), with its address
+# (a also 198.18.0.11), up. Stacked: on va or vb. Native: the NIC's virtio
+# device bound to zcfrag, its netdev renamed.
+zf_add() {
+  local ns=$1 dev lower vd ip d
+  if [ "$ns" = a ]; then dev=zf0 lower=va vd=$VDEV_A ip=$ZC_IP_A; else dev=zf1 lower=vb vd=$VDEV_B ip=$ZC_IP_B; fi
+  if [ $NATIVE = 1 ]; then
+    echo "$vd" > /sys/bus/virtio/drivers/zcfrag/bind && d=$(vdev_netdev "$vd") || return 1
+    ip link set "$d" netns $ns && ip -n $ns link set "$d" name $dev || return 1
+  else
+    ip -n $ns link add $dev link $lower type zcfrag || return 1
+  fi
+  ip -n $ns addr add "$ip/24" dev $dev
+  [ "$ns" = a ] && ip -n a addr add 198.18.0.11/24 dev zf0
+  ip -n $ns link set $dev up
+}
+# zf_del NS: deletes it (native: unbinds the virtio device from zcfrag).
+zf_del() {
+  if [ $NATIVE = 1 ]; then
+    if [ "$1" = a ]; then echo "$VDEV_A"; else echo "$VDEV_B"; fi > /sys/bus/virtio/drivers/zcfrag/unbind
+  elif [ "$1" = a ]; then
+    ip -n a link del zf0
+  else
+    ip -n b link del zf1
+  fi
+}
+# vb_plain: b without zcfrag: vb on virtio_net (native) or alone, addressed.
+vb_plain() {
+  local d
+  if [ $NATIVE = 1 ]; then
+    echo "$VDEV_B" > /sys/bus/virtio/drivers/virtio_net/bind && d=$(vdev_netdev "$VDEV_B") || return 1
+    ip link set "$d" netns b && ip -n b link set "$d" name vb && ip -n b link set vb up || return 1
+  fi
+  ip -n b addr add "$ZC_IP_B/24" dev vb
+}
+# Where raw frames leave a and b.
+if [ $NATIVE = 1 ]; then
+  RAW_A=zf0 RAW_B=zf1
+  t_run "insmod zcfrag devices=$VDEV_A,$VDEV_B" insmod "$(ko zcfrag)" devices="$VDEV_A,$VDEV_B"
+  echo "$VDEV_A" > /sys/bus/virtio/drivers/virtio_net/unbind
+  echo "$VDEV_B" > /sys/bus/virtio/drivers/virtio_net/unbind
+else
+  RAW_A=va RAW_B=vb
+  t_run "insmod zcfrag" insmod "$(ko zcfrag)"
+  ip -n a addr flush dev va; ip -n b addr flush dev vb
+fi
+t_run "zf0 in a" zf_add a
+t_run "zf1 in b" zf_add b
 
 # --- settings: sysfs and ethtool ---
 t_expect "sysfs defaults: slots timeout_us admission implicit grant_timeout_ms" "8 10000 open 1 2000" \
@@ -115,13 +171,12 @@ echo "# implicit admission: $g granted, $r released, $e expired"
 # every half grant_timeout_ms, see below).
 setsys b zf1 grant_timeout_ms 300
 ex0=$(stat b zf1 adm_grants_expired); gr0=$(stat b zf1 adm_granted)
-MAC_A=$(ip netns exec a cat /sys/class/net/va/address)
-ip netns exec a python3 - "$MAC_B" "$MAC_A" <<'PY'
+ip netns exec a python3 - "$MAC_B" "$MAC_A" "$RAW_A" <<'PY'
 import socket, struct, sys
 mac = lambda s: bytes(int(x, 16) for x in s.split(":"))
 body = struct.pack("!BBBBI4s4sHHII", 1, 1, 0, 17, 77, bytes([198, 18, 0, 99]), bytes([198, 18, 0, 2]), 5000, 5001, 0, 0)
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind(("va", 0))
+s.bind((sys.argv[3], 0))
 s.send(mac(sys.argv[1]) + mac(sys.argv[2]) + b"\x88\xb5" + body)
 PY
 wait_for "grant given" sh -c "[ \$(( \$(ip netns exec b ethtool -S zf1 | awk '\$1 == \"adm_granted:\" { print \$2 }') - $gr0 )) -ge 1 ]" && t_ok "raw Fast_Req granted" || t_fail "raw Fast_Req granted"
@@ -141,11 +196,11 @@ zcctl_a release zf0 "$ZC_IP_B" udp >/dev/null
 
 # --- a malformed admission frame is counted and ignored ---
 bf0=$(stat a zf0 adm_bad_frames)
-ip netns exec b python3 - "$(ip netns exec a cat /sys/class/net/va/address)" "$MAC_B" <<'PY'
+ip netns exec b python3 - "$MAC_A" "$MAC_B" "$RAW_B" <<'PY'
 import socket, sys
 mac = lambda s: bytes(int(x, 16) for x in s.split(":"))
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind(("vb", 0))
+s.bind((sys.argv[3], 0))
 for body in (b"\x02\x01" + bytes(26), b"\x01\x09" + bytes(26), b"\x01\x02" + bytes(26)):
     s.send(mac(sys.argv[1]) + mac(sys.argv[2]) + b"\x88\xb5" + body)
 PY
@@ -153,13 +208,13 @@ wait_for "bad frames counted" sh -c "[ \$(( \$(ip netns exec a ethtool -S zf0 | 
 
 # --- a station on the segment attacks admission (raw sockets) ---
 # zcfrag_adm_agent.py sends crafted admission frames with any source MAC
-# address: out of va (namespace a) at zf1, or out of vb at zf0.
+# address: out of va (namespace a) at zf1, or out of vb at zf0 (native:
+# out of zf0 and zf1 themselves).
 AGENT="$ZCNET_ROOT/tools/testing/zcnet/zcfrag_adm_agent.py"
-MAC_A=$(ip netns exec a cat /sys/class/net/va/address)
 EVIL=02:00:00:00:00:66
 # The agent counts the answers to its forged source addresses on va: a
 # virtio-net NIC filters unicast frames for other MACs unless promiscuous.
-ip -n a link set va promisc on
+ip -n a link set $RAW_A promisc on
 grants_b() { [ "$(stat b zf1 grants_active)" = "$1" ]; }
 # grew NS DEV COUNTER BASE MIN: the counter grew by MIN or more since BASE.
 grew() { [ $(( $(stat "$1" "$2" "$3") - $4 )) -ge "$5" ]; }
@@ -171,7 +226,7 @@ setsys b zf1 slots 8; setsys b zf1 grant_timeout_ms 10000
 zcctl_a admit zf0 "$ZC_IP_B" tcp >/dev/null
 wait_for "grant" grants_b 1
 rr0=$(stat b zf1 adm_releases_received); nh0=$(stat b zf1 adm_rel_not_holder); gr0=$(stat b zf1 adm_granted)
-ip netns exec a python3 "$AGENT" va "$MAC_B" rel "$EVIL" "$ZC_IP_A" "$ZC_IP_B" 6 0
+ip netns exec a python3 "$AGENT" $RAW_A "$MAC_B" rel "$EVIL" "$ZC_IP_A" "$ZC_IP_B" 6 0
 wait_for "Fast_Rel handled" grew b zf1 adm_releases_received "$rr0" 1
 # (held all along: not released and granted anew by the holder's next renewal)
 t_expect "spoofed Fast_Rel from another MAC does not end the grant" "1 0" \
@@ -180,7 +235,7 @@ t_expect "adm_rel_not_holder counts it" 1 "$(( $(stat b zf1 adm_rel_not_holder) 
 # Refusals for the granted flow from the peer's own MAC, with every token of
 # 0..255 (tokens counted up from 1 fell to this).
 bf0=$(stat a zf0 adm_bad_frames); nk0=$(stat a zf0 adm_answers_nack)
-ip netns exec b python3 "$AGENT" vb "$MAC_A" nacks "$MAC_B" "$ZC_IP_A" "$ZC_IP_B" 6 256
+ip netns exec b python3 "$AGENT" $RAW_B "$MAC_A" nacks "$MAC_B" "$ZC_IP_A" "$ZC_IP_B" 6 256
 nacks_in() { [ $(( $(stat a zf0 adm_bad_frames) - bf0 + $(stat a zf0 adm_answers_nack) - nk0 )) -ge 256 ]; }
 wait_for "256 NAcks handled" nacks_in
 t_expect "NAcks with guessed tokens (0..255) refuse nothing" 0 "$(( $(stat a zf0 adm_answers_nack) - nk0 ))"
@@ -193,7 +248,7 @@ setsys b zf1 grant_timeout_ms 2000
 # 8 slots granted at most, and at most a burst of 16 answers plus 100 a
 # second (the agent counts them on the wire, and releases what it got).
 rc0=$(stat b zf1 adm_refused_cap); rl0=$(stat b zf1 adm_rate_limited)
-out=$(ip netns exec a python3 "$AGENT" va "$MAC_B" flood "$EVIL" "$ZC_IP_B" 1000)
+out=$(ip netns exec a python3 "$AGENT" $RAW_A "$MAC_B" flood "$EVIL" "$ZC_IP_B" 1000)
 echo "# flood: $out"
 set -- $out
 t_expect "a Fast_Req flood from one MAC: 4 grants (the per-station cap, half of 8 slots)" 4 "${10:-}"
@@ -206,12 +261,12 @@ wait_for "the flood's grants released by their holder" grants_b 0
 # Requests from a group source (multicast, broadcast) and from 00:00:00:00:00:00
 # would turn each answer into a broadcast: dropped, not answered.
 bs0=$(stat b zf1 adm_bad_source)
-out=$(ip netns exec a python3 "$AGENT" va "$MAC_B" groupsrc 02:00:00:00:00:67 "$ZC_IP_B")
+out=$(ip netns exec a python3 "$AGENT" $RAW_A "$MAC_B" groupsrc 02:00:00:00:00:67 "$ZC_IP_B")
 t_expect "Fast_Req from a group or all-zero source MAC: no answer (a unicast one: answered)" "answers_to_group_or_zero 0 sentinel_answered 1" "$out"
 t_expect "adm_bad_source counts them" 3 "$(( $(stat b zf1 adm_bad_source) - bs0 ))"
 wait_for "no grant" grants_b 0
 
-ip -n a link set va promisc off
+ip -n a link set $RAW_A promisc off
 # --- implicit grants are renewed: a receiver reload is noticed ---
 # A UDP flow of page-sized datagrams (one every 50 ms); the receiver takes
 # idle grants back after 600 ms, so the sender renews every 200 ms.
@@ -229,9 +284,9 @@ wait_for "renewals" grew a zf0 adm_requests_sent "$rq0" 4 && t_ok "implicit gran
 # The receiver reloads (its zcfrag device deleted and created again): the
 # renewals go unanswered, the sender stops believing in its grant, and asks
 # the new device once its entry settled (grant_timeout_ms, 2 s, later).
-ip -n b link del zf1
+zf_del b
 wait_for "the sender notices" req_a "proto 17 state no-answer" && t_ok "receiver gone: the sender's implicit grant ends (renewal unanswered)" || t_fail "receiver gone: the sender's implicit grant ends" "$(sys a zf0 admissions)"
-ip -n b link add zf1 link vb type zcfrag && ip -n b addr add "$ZC_IP_B/24" dev zf1 && ip -n b link set zf1 up
+zf_add b
 setsys b zf1 admission required; setsys b zf1 grant_timeout_ms 600
 wait_for "asked again" grants_b 1 && t_ok "the live flow asks the reloaded receiver again: granted" || t_fail "the live flow asks the reloaded receiver again" "$(sys a zf0 admissions)"
 wait_for "granted again" req_a "proto 17 state granted" && t_ok "the sender's state follows: granted" || t_fail "the sender's state follows: granted" "$(sys a zf0 admissions)"
@@ -279,15 +334,15 @@ setsys b zf1 grant_timeout_ms 600000
 zcctl_a admit zf0 "$ZC_IP_B" udp >/dev/null
 wait_for "grant" grants_b 1 && t_ok "explicit grant held before the delete" || t_fail "explicit grant held before the delete" "$(sys b zf1 admissions)"
 rr0=$(stat b zf1 adm_releases_received)
-ip -n a link del zf0
-wait_for "grant released by the delete" grants_b 0 && t_ok "ip link del zf0 sends Fast_Rel: the peer's slot is free at once" || t_fail "ip link del zf0 sends Fast_Rel" "$(sys b zf1 admissions)"
+zf_del a
+wait_for "grant released by the delete" grants_b 0 && t_ok "deleting zf0 sends Fast_Rel: the peer's slot is free at once" || t_fail "deleting zf0 sends Fast_Rel" "$(sys b zf1 admissions)"
 t_expect "the peer counts that Fast_Rel" 1 "$(( $(stat b zf1 adm_releases_received) - rr0 ))"
-ip -n a link add zf0 link va type zcfrag && ip -n a addr add "$ZC_IP_A/24" dev zf0 && ip -n a link set zf0 up
+zf_add a
 setsys b zf1 grant_timeout_ms 2000
 
 # --- a sender that never gets an answer: the receiver runs no zcfrag ---
-ip -n b link del zf1
-ip -n b addr add "$ZC_IP_B/24" dev vb
+zf_del b
+vb_plain
 setsys a zf0 implicit_admission 1
 na0=$(stat a zf0 adm_no_answer); rt0=$(stat a zf0 adm_request_retries)
 tcp_xfer a b "$ZC_IP_B" 8388608 "TCP 8 MiB to an unmodified receiver with implicit admission, sha256"
@@ -310,6 +365,7 @@ case "$out" in *"CAP_NET_ADMIN"*) t_ok "admit without CAP_NET_ADMIN: EPERM" ;; *
 out=$(ip netns exec b zcctl admit vb "$ZC_IP_A" tcp mac "$MAC_B" 2>&1)
 case "$out" in *"not a zcfrag device"*) t_ok "admit on a non-zcfrag device: EOPNOTSUPP" ;; *) t_fail "admit on a non-zcfrag device" "$out" ;; esac
 
+[ $NATIVE = 1 ] && zf_del a
 t_run "rmmod zcfrag" rmmod zcfrag
 kmemleak_clean "kmemleak: nothing leaked (debug kernel)"
 t_done

@@ -7,6 +7,10 @@
 # (zcfrag), and net.ipv4.ipfrag_high_thresh for the normal reassembly (whose
 # queues go after net.ipv4.ipfrag_time, lowered to 1 s here).
 #
+# ZCFRAG_FRONT=native (zcfrag-badinput-native.sh; virtio2 only): zf0 is va's
+# virtio-net device itself on zcfrag's native front end, and the same frames
+# meet its speculative receive chains first.
+#
 # Kinds without a distinct counter today are listed in PENDING: their
 # "distinct counter" check is a SKIP ("no counter yet"). When the counter
 # exists, drop the kind from PENDING (or run with PENDING= set) and the check
@@ -296,9 +300,24 @@ PY
 
 # tcp_xfer's process substitution needs /dev/fd (the guest's /dev is devtmpfs).
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
-t_run "insmod zcfrag" insmod "$(ko zcfrag)"
-t_run "ip link add zf0 link va type zcfrag" ip -n a link add zf0 link va type zcfrag
-ip -n a addr flush dev va
+if [ "${ZCFRAG_FRONT:-stacked}" = native ] && [ "$ZCNET_TOPO" != virtio2 ]; then
+  t_skip "bad input on the native front end" "needs the virtio2 topology"
+  t_done; exit
+fi
+MAC_A=$(ip netns exec a cat /sys/class/net/va/address)
+if [ "${ZCFRAG_FRONT:-stacked}" = native ]; then
+  # va's virtio-net device on zcfrag's native front end, named zf0.
+  VD=$(basename "$(ip netns exec a readlink -f /sys/class/net/va/device)")
+  t_run "insmod zcfrag devices=$VD" insmod "$(ko zcfrag)" devices="$VD"
+  echo "$VD" > /sys/bus/virtio/drivers/virtio_net/unbind
+  echo "$VD" > /sys/bus/virtio/drivers/zcfrag/bind
+  d=$(vdev_netdev "$VD")
+  t_run "va's device bound to the native front end, as zf0" sh -c "ip link set '$d' netns a && ip -n a link set '$d' name zf0"
+else
+  t_run "insmod zcfrag" insmod "$(ko zcfrag)"
+  t_run "ip link add zf0 link va type zcfrag" ip -n a link add zf0 link va type zcfrag
+  ip -n a addr flush dev va
+fi
 ip -n a addr add "$ZC_IP_A/24" dev zf0
 ip -n a link set zf0 up
 ip netns exec a sysctl -qw net.ipv4.ipfrag_time=1
@@ -310,7 +329,7 @@ alive "setup"
 settle() { echo 3 > /proc/sys/vm/drop_caches; echo 1 > /proc/sys/vm/compact_memory; }
 settle
 avail0=$(meminfo MemAvailable) slab0=$(meminfo SUnreclaim)
-coproc AGENT { python3 /tmp/zf-agent.py "$(ip netns exec a cat /sys/class/net/va/address)" 2>/tmp/zf-agent.err; }
+coproc AGENT { python3 /tmp/zf-agent.py "$MAC_A" 2>/tmp/zf-agent.err; }
 
 # --- positive control: a clean crafted train is speculated and delivered ---
 inject control zc_successful
@@ -404,7 +423,11 @@ wait "$AGENT_PID"
 tcp_xfer a b "$ZC_IP_B" 4194304 "TCP 4 MiB zcfrag -> stack after the bad input, sha256"
 tcp_xfer b a "$ZC_IP_A" 4194304 "TCP 4 MiB stack -> zcfrag after the bad input, sha256"
 ip netns exec a ethtool -S zf0 | awk 'NR > 1 && $2 != 0 { printf "%s %s ", $1, $2 }' | fold -w 200 | sed 's/^/# /'; echo
-t_run "ip link del zf0" ip -n a link del zf0
+if [ "${ZCFRAG_FRONT:-stacked}" = native ]; then
+  t_run "unbind zf0's device from zcfrag" sh -c "echo $VD > /sys/bus/virtio/drivers/zcfrag/unbind"
+else
+  t_run "ip link del zf0" ip -n a link del zf0
+fi
 t_run "rmmod zcfrag" rmmod zcfrag
 rm -f /tmp/tx /tmp/rx-* /tmp/zf-*
 settle

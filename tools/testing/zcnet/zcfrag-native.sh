@@ -27,14 +27,10 @@ drv() {
 
 # native_up: binds $VD to zcfrag and sets its netdev up as va in ns a.
 native_up() {
-  local d end=$((SECONDS + 10))
-  echo "$VD" > /sys/bus/virtio/drivers/zcfrag/bind || return 1
-  while [ $SECONDS -lt $end ]; do
-    d=$(ls /sys/bus/virtio/devices/$VD/net 2>/dev/null | head -1)
-    [ -n "$d" ] && break
-    sleep 0.05
-  done
-  [ -n "$d" ] || return 1
+  local d
+  # (a driverless device named by `devices` is bound when zcfrag loads)
+  [ "$(drv)" = zcfrag ] || echo "$VD" > /sys/bus/virtio/drivers/zcfrag/bind || return 1
+  d=$(vdev_netdev "$VD") || return 1
   ip link set "$d" netns $A && ip -n $A link set "$d" name $ZC_IF_A &&
     ip -n $A addr add $ZC_IP_A/24 dev $ZC_IF_A && ip -n $A link set $ZC_IF_A up
 }
@@ -98,6 +94,8 @@ if [ "${ZCNET_WIRE:-}" = tap ]; then
     t_ok "RSS: unfragmented TCP arrives on pair 1 (the ordinary receive list)" ||
     t_fail "RSS: unfragmented TCP arrives on pair 1" "pair 0: $((r01 - r00)), pair 1: $((r11 - r10))"
 fi
+udp_xfer $A $B $ZC_IP_B 200 4000 "UDP 200 x 4000 B native -> virtio_net (fragments reassembled by the stack)"
+udp_xfer $B $A $ZC_IP_A 200 4000 "UDP 200 x 4000 B virtio_net -> native (the stack's fragments)"
 ip -n $B link set $ZC_IF_B mtu 4148
 p0=$(st $A $ZC_IF_A tx_fragmented_packets)
 tcp_xfer $A $B $ZC_IP_B $((16 << 20)) "TCP 16 MiB native -> virtio_net at 4148 (fragments reassembled by the stack), byte-exact"
@@ -164,25 +162,160 @@ echo "# native transmit: $((r1 - r0)) payload bytes by reference, $((c1 - c0)) c
   t_fail "the native va delivered page packets" "zc_successful $s0 -> $s1"
 [ $((t1 - t0)) -ge 8000 ] && t_ok "the stacked zf1 delivered page packets from the native va ($((t1 - t0)) trains)" ||
   t_fail "the stacked zf1 delivered page packets" "zc_successful $t0 -> $t1"
+
+# (b2) Faults on the wire between the stacked zf1 and the native va: netem on
+# vb's egress damages the trains va speculates on. Every transfer stays
+# byte-exact and the misses are counted; then an interleaving flow (pings
+# from vb between the trains) on a clean wire.
+misses() { ip netns exec $A ethtool -S $ZC_IF_A | awk '$1 ~ /^zc_miss_/ || $1 == "rx_chains_missed:" { s += $2 } END { print s + 0 }'; }
+for ne in "loss 1%" "delay 1ms reorder 10% 50%" "duplicate 2%" "corrupt 1%"; do
+  m0=$(misses)
+  ip netns exec $B tc qdisc replace dev $ZC_IF_B root netem $ne
+  XFER_BLOCK=65536 tcp_xfer $B $A $ZC_IP_A $((4 << 20)) "TCP 4 MiB stacked -> native through netem $ne, byte-exact"
+  ip netns exec $B tc qdisc del dev $ZC_IF_B root
+  m1=$(misses)
+  case "$ne" in
+    corrupt*) echo "# netem $ne: $((m1 - m0)) misses" ;;
+    *) [ $((m1 - m0)) -gt 0 ] && t_ok "netem $ne: misses counted and recovered ($((m1 - m0)))" ||
+      t_fail "netem $ne: misses counted" "$m0 -> $m1" ;;
+  esac
+done
+ip netns exec $A ethtool -S $ZC_IF_A | grep -E 'zc_miss_(gap|duplicate|displaced|bad_checksum)|rx_chains_missed' | sed 's/^/# /'
+ip netns exec $A tc qdisc replace dev $ZC_IF_A root netem loss 1%
+XFER_BLOCK=65536 tcp_xfer $A $B $ZC_IP_B $((4 << 20)) "TCP 4 MiB native -> stacked through netem loss 1% on va, byte-exact"
+ip netns exec $A tc qdisc del dev $ZC_IF_A root
+ip netns exec $B ping -q -i 0.005 -c 1000 -s 300 $ZC_IP_A > /tmp/native-ping.out 2>&1 &
+pp=$!
+XFER_BLOCK=65536 tcp_xfer $B $A $ZC_IP_A $((16 << 20)) "TCP 16 MiB stacked -> native with pings interleaved, byte-exact"
+wait $pp
+got=$(awk '/packets transmitted/ { print $4 }' /tmp/native-ping.out)
+[ "${got:-0}" -ge 990 ] && t_ok "the interleaved pings answered ($got of 1000)" ||
+  t_fail "the interleaved pings answered" "$(cat /tmp/native-ping.out)"
+
+# (c) What a user of the stacked device has, on the native one: the sysfs
+# group, ethtool -c/-C, explicit admission through the ioctl, zcctl.
+sys=/sys/class/net/$ZC_IF_A/zcfrag
+wait_for() {
+  local d=$1 i; shift
+  for i in $(seq 200); do "$@" && return 0; sleep 0.05; done
+  echo "# timed out waiting for: $d"; return 1
+}
+sv() { ip netns exec $A cat "$sys/$1" 2>/dev/null; }
+t_expect "sysfs: the zcfrag group on the native device (slots)" 8 "$(sv slots)"
+ip netns exec $A sh -c "echo 16 > $sys/slots" && t_expect "sysfs: slots written" 16 "$(sv slots)" ||
+  t_fail "sysfs: slots written"
+if ip netns exec $A sh -c "echo 0 > $sys/slots" 2>/dev/null; then
+  t_fail "sysfs: slots 0 is refused (EINVAL)"
+else
+  t_ok "sysfs: slots 0 is refused (EINVAL)"
+fi
+ip netns exec $A sh -c "echo 8 > $sys/slots"
+to0=$(sv timeout_us)
+ip netns exec $A ethtool -C $ZC_IF_A rx-usecs 700 &&
+  t_expect "ethtool -C rx-usecs sets timeout_us" 700 "$(sv timeout_us)" || t_fail "ethtool -C rx-usecs"
+t_expect "ethtool -c shows it" 700 "$(ip netns exec $A ethtool -c $ZC_IF_A | awk '$1 == "rx-usecs:" { print $2 }')"
+ip netns exec $A ethtool -C $ZC_IF_A rx-usecs "$to0"
+out=$(ip netns exec $A zcctl admit $ZC_IF_A "$ZC_IP_B" tcp 2>&1); rc=$?
+echo "# $out"
+case "$out" in *granted*) t_ok "zcctl admit through the native device: zf1 grants a slot" ;;
+  *) t_fail "zcctl admit through the native device" "rc $rc: $out" ;; esac
+case "$(sv admissions)" in *"> $ZC_IP_B:0 proto 6 state granted"*) t_ok "sysfs admissions lists the request" ;;
+  *) t_fail "sysfs admissions lists the request" "$(sv admissions)" ;; esac
+ip netns exec $A zcctl release $ZC_IF_A "$ZC_IP_B" tcp > /dev/null
+wait_for "the grant released" sh -c "[ \"\$(ip netns exec $B ethtool -S zf1 | awk '\$1 == \"grants_active:\" { print \$2 }')\" = 0 ]" &&
+  t_ok "zcctl release: zf1's slot is free again" || t_fail "zcctl release: zf1's slot is free again"
+out=$(ip netns exec $A zcctl frag 2>&1)
+case "$out" in *"$ZC_IF_A: native on $VD, mtu 4148"*) t_ok "zcctl frag lists the native device" ;;
+  *) t_fail "zcctl frag lists the native device" "$out" ;; esac
 ip -n $B link del zf1
 ip -n $B addr add $ZC_IP_B/24 dev $ZC_IF_B
 ip netns exec $A ip neigh flush dev $ZC_IF_A
+
+# (d) ethtool -L: the queue pairs in use, from one to what the device offers,
+# changed while the device is up.
+chans_a() { ip netns exec $A ethtool -l $ZC_IF_A 2>&1 | awk '/^Current/ { c = 1 } c && $1 == "Combined:" { print $2; exit }'; }
+maxq=$(ip netns exec $A ethtool -l $ZC_IF_A 2>&1 | awk '/^Pre-set/ { c = 1 } c && $1 == "Combined:" { print $2; exit }')
+if ip netns exec $A ethtool -L $ZC_IF_A combined $((maxq + 1)) 2>/dev/null; then
+  t_fail "ethtool -L past the device's $maxq queue pairs is refused"
+else
+  t_ok "ethtool -L past the device's $maxq queue pairs is refused"
+fi
+if [ "${maxq:-1}" -ge 2 ]; then
+  ip netns exec $A ethtool -L $ZC_IF_A combined 1 && t_expect "ethtool -L combined 1, up" 1 "$(chans_a)" ||
+    t_fail "ethtool -L combined 1"
+  t_expect "one transmit and one receive queue" "rx-0 tx-0" "$(ip netns exec $A ls /sys/class/net/$ZC_IF_A/queues | tr '\n' ' ' | sed 's/ $//')"
+  r10=$(q 1 rx)
+  tcp_xfer $B $A $ZC_IP_A $((4 << 20)) "TCP 4 MiB virtio_net -> native on one queue pair, byte-exact"
+  t_expect "nothing arrives on pair 1 any more" 0 $(($(q 1 rx) - r10))
+  ip netns exec $A ethtool -L $ZC_IF_A combined 2 && t_expect "ethtool -L combined 2, up" 2 "$(chans_a)" ||
+    t_fail "ethtool -L combined 2"
+  r10=$(q 1 rx)
+  tcp_xfer $B $A $ZC_IP_A $((4 << 20)) "TCP 4 MiB virtio_net -> native on two queue pairs again, byte-exact"
+  [ $(($(q 1 rx) - r10)) -ge 2000 ] && t_ok "pair 1 takes the unfragmented stream again (RSS set again)" ||
+    t_fail "pair 1 takes the unfragmented stream again" "$(($(q 1 rx) - r10)) frames"
+  tcp_xfer $A $B $ZC_IP_B $((4 << 20)) "TCP 4 MiB native -> virtio_net after the changes, byte-exact"
+fi
+# (e) Native to native: vb's device goes to the native front end too.
+VB=$(basename "$(ip netns exec $B readlink -f /sys/class/net/$ZC_IF_B/device)")
+# bind_b DRIVER: vb's device to DRIVER, its netdev set up as vb in ns b.
+bind_b() {
+  local d l=/sys/bus/virtio/devices/$VB/driver
+  [ -e "$l" ] && echo "$VB" > "$l/unbind"
+  echo "$VB" > /sys/bus/virtio/drivers/$1/bind && d=$(vdev_netdev "$VB") || return 1
+  ip link set "$d" netns $B && ip -n $B link set "$d" name $ZC_IF_B &&
+    ip -n $B addr add $ZC_IP_B/24 dev $ZC_IF_B && ip -n $B link set $ZC_IF_B up
+}
+echo "$ZC_MAC_A,$ZC_MAC_B" > /sys/module/zcfrag/parameters/devices
+t_run "vb's device to the native front end too" bind_b zcfrag
+t_expect "vb's MTU is zcfrag's" 4148 "$(ip netns exec $B cat /sys/class/net/$ZC_IF_B/mtu)"
+ip netns exec $A ip neigh flush dev $ZC_IF_A
+pl0=$(st $B $ZC_IF_B rx_placed_bytes)
+XFER_BLOCK=65536 tcp_xfer $A $B $ZC_IP_B $((64 << 20)) "TCP 64 MiB native -> native, byte-exact"
+pl1=$(st $B $ZC_IF_B rx_placed_bytes)
+pm=$(( (pl1 - pl0) * 1000 / (64 << 20) ))
+echo "# native vb placed $((pl1 - pl0)) of $((64 << 20)) payload bytes"
+[ "$pm" -ge $want ] && t_ok "native -> native: the device placed at least $((want / 10))% ($((pm / 10)).$((pm % 10))%)" ||
+  t_fail "native -> native: the device placed at least $((want / 10))%" "$((pm / 10)).$((pm % 10))%"
+XFER_BLOCK=65536 tcp_xfer $B $A $ZC_IP_A $((16 << 20)) "TCP 16 MiB native -> native the other way, byte-exact"
+udp_xfer $A $B $ZC_IP_B 200 4000 "UDP 200 x 4000 B native -> native"
+udp_xfer $B $A $ZC_IP_A 200 8000 "UDP 200 x 8000 B native -> native the other way"
+echo "$ZC_MAC_A" > /sys/module/zcfrag/parameters/devices
+t_run "vb back to virtio_net" bind_b virtio_net
+[ "${ZCNET_WIRE:-}" = tap ] && ip netns exec $B ethtool -L $ZC_IF_B combined 1
+ip netns exec $A ip neigh flush dev $ZC_IF_A
+t_run "ping vb on virtio_net again" ip netns exec $A ping -c 2 -i 0.2 -W 2 $ZC_IP_B
+
 read -r rxp txp < <(ip netns exec $A cat /sys/class/net/$ZC_IF_A/statistics/rx_packets /sys/class/net/$ZC_IF_A/statistics/tx_packets | tr '\n' ' ')
 [ "${rxp:-0}" -gt 10000 ] && [ "${txp:-0}" -gt 10000 ] && t_ok "ip -s link counts packets ($rxp received, $txp sent)" ||
   t_fail "ip -s link counts packets" "rx $rxp tx $txp"
 
-# Unbind and rebind under traffic (both directions), five times.
+# Unbind and rebind under traffic (both directions), 20 times. The unbind
+# comes once the floods have had replies (traffic in flight both ways).
 ok=1
-for i in 1 2 3 4 5; do
-  ip netns exec $B timeout 8 ping -q -f -w 2 $ZC_IP_A > /dev/null 2>&1 &
-  ip netns exec $A timeout 8 ping -q -f -w 2 $ZC_IP_B > /dev/null 2>&1 &
-  sleep 0.3
+for i in $(seq 20); do
+  ip netns exec $B timeout 8 ping -q -f -w 1 $ZC_IP_A > /dev/null 2>&1 &
+  ip netns exec $A timeout 8 ping -q -f -w 1 $ZC_IP_B > /dev/null 2>&1 &
+  r0=$(ip netns exec $A cat /sys/class/net/$ZC_IF_A/statistics/rx_packets)
+  for _ in $(seq 100); do
+    [ "$(ip netns exec $A cat /sys/class/net/$ZC_IF_A/statistics/rx_packets)" -gt $((r0 + 20)) ] && break
+    sleep 0.01
+  done
   echo "$VD" > /sys/bus/virtio/drivers/zcfrag/unbind || ok=0
   wait
   native_up || ok=0
 done
-[ $ok = 1 ] && t_ok "unbind and rebind under flood ping, 5 times" || t_fail "unbind and rebind under flood ping, 5 times"
+[ $ok = 1 ] && t_ok "unbind and rebind under flood ping, 20 times" || t_fail "unbind and rebind under flood ping, 20 times"
 tcp_xfer $A $B $ZC_IP_B $((4 << 20)) "TCP 4 MiB after the rebinds, byte-exact"
+
+# rmmod after unbind; loaded again, zcfrag binds the driverless device its
+# `devices` parameter names by itself.
+echo "$VD" > /sys/bus/virtio/drivers/zcfrag/unbind
+t_run "rmmod zcfrag after unbind" rmmod zcfrag
+t_expect "va has no driver after the unbind and rmmod" "" "$(drv)"
+t_run "insmod zcfrag again" insmod "$(ko zcfrag)" devices="$ZC_MAC_A"
+t_expect "loading binds the driverless device it names" zcfrag "$(drv)"
+t_run "va up again after reloading" native_up
+tcp_xfer $B $A $ZC_IP_A $((4 << 20)) "TCP 4 MiB after the reload, byte-exact"
 
 # rmmod while bound and under traffic: the device is unbound with the driver.
 ip netns exec $B timeout 8 ping -q -f -w 2 $ZC_IP_A > /dev/null 2>&1 &
@@ -194,6 +327,8 @@ to_virtio_net
 d=$(ls /sys/bus/virtio/devices/$VD/net 2>/dev/null | head -1)
 [ -n "$d" ] && ip link set "$d" netns $A && ip -n $A link set "$d" name $ZC_IF_A &&
   ip -n $A addr add $ZC_IP_A/24 dev $ZC_IF_A && ip -n $A link set $ZC_IF_A up
+# Back on virtio_net, va too runs one queue pair on the tap wire (see vb above).
+[ "${ZCNET_WIRE:-}" = tap ] && ip netns exec $A ethtool -L $ZC_IF_A combined 1
 t_expect "va is back on virtio_net" virtio_net "$(drv)"
 t_run "virtio_net carries va again" ip netns exec $A ping -c 2 -i 0.2 -W 2 $ZC_IP_B
 kmemleak_clean "no leak (kmemleak, debug kernel)"

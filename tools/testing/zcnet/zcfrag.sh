@@ -7,48 +7,6 @@
 SEED=7
 stat() { ip netns exec "$1" ethtool -S "$2" | awk -v n="$3" '$1 == n":" { print $2 }'; }
 . "$ZCNET_ROOT/tools/testing/zcnet/zcfrag-lib.sh"
-# udp_xfer NS_FROM NS_TO DST_IP COUNT SIZE NAME: datagrams, each checked.
-udp_xfer() {
-  rm -f /tmp/udp-ready
-  ip netns exec "$2" python3 - "$3" "$4" "$5" > /tmp/udp-rx <<'PY' &
-import hashlib, socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind((sys.argv[1], 7999)); s.settimeout(20)
-open("/tmp/udp-ready", "w").close()
-n, size, h, got = int(sys.argv[2]), int(sys.argv[3]), hashlib.sha256(), 0
-try:
-    while got < n:
-        d = s.recv(65536)
-        if len(d) == size: h.update(d); got += 1
-except socket.timeout:
-    pass
-print(got, h.hexdigest())
-PY
-  local rx=$!
-  ip netns exec "$1" python3 - "$3" "$4" "$5" <<'PY'
-import hashlib, random, socket, sys, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-n, size = int(sys.argv[2]), int(sys.argv[3])
-r = random.Random(7)
-# Wait (bounded) until the receiver is bound.
-for _ in range(400):
-    try:
-        open("/tmp/udp-ready").close(); break
-    except OSError:
-        time.sleep(0.05)
-for i in range(n):
-    s.sendto(r.randbytes(size), (sys.argv[1], 7999))
-    time.sleep(0.002)
-PY
-  wait $rx
-  local want
-  want=$(python3 -c 'import hashlib,random,sys
-r=random.Random(7); h=hashlib.sha256()
-for _ in range(int(sys.argv[1])): h.update(r.randbytes(int(sys.argv[2])))
-print(sys.argv[1], h.hexdigest())' "$4" "$5")
-  t_expect "$6" "$want" "$(cat /tmp/udp-rx)"
-}
-
 t_run "insmod zcfrag" insmod "$(ko zcfrag)"
 
 # --- creation and its errors ---

@@ -222,25 +222,31 @@ if insmod "$(ko zcfrag)"; then
     ip netns exec "$ZC_NS_B" nstat -asz TcpExtTCPDSACKOldSent TcpExtTCPDSACKOfoSent |
       awk 'NR > 1 { n += $2 } END { print n + 0 }'
   }
-  full0=$(zfs zc_full_pages); dup0=$(dups)
+  # fellback: trains zcfrag did not build a page for (missed or refused a
+  # slot) and left to the normal reassembly. On veth their fragments still
+  # reference the sender's region page, and zcsock remaps a page whose
+  # pieces come in consecutive fragments: such a page is remapped too.
+  fellback() { echo $(( $(zfs zc_failed) + $(zfs zc_refused) )); }
+  full0=$(zfs zc_full_pages); dup0=$(dups); fb0=$(fellback)
   remap "zcfrag, 256 MiB" "$ZC_IP_B" 4096 16
-  full=$(( $(zfs zc_full_pages) - full0 )); dup=$(( $(dups) - dup0 ))
+  full=$(( $(zfs zc_full_pages) - full0 )); dup=$(( $(dups) - dup0 )); fb=$(( $(fellback) - fb0 ))
   echo "# zcfrag delivered $full page packets, TCP dropped $dup duplicates; receiver: $RM_RX"
   rm=$(field "$RM_RX" rx_pages_remapped)
   t_expect "zcfrag: every received byte remapped or copied" 268435456 "$(( rm * 4096 + $(field "$RM_RX" rx_bytes_copied) ))"
   # Every page packet zcfrag delivered is remapped, but for duplicates TCP
   # drops (a retransmission that TCG's late timers set off): the sender
   # keeps its segments whole pages even when the window holds it back.
-  [ "$rm" -le "$full" ] && [ $(( full - rm )) -le "$dup" ] &&
-    t_ok "zcfrag: ZcsockRxPagesRemapped is the page packets zcfrag delivered, less TCP's duplicates ($rm of $full, $dup duplicates)" ||
-    t_fail "zcfrag: ZcsockRxPagesRemapped is the page packets zcfrag delivered, less TCP's duplicates" "$rm of $full, $dup duplicates"
+  [ "$rm" -le $(( full + fb )) ] && [ $(( full - rm )) -le "$dup" ] &&
+    t_ok "zcfrag: ZcsockRxPagesRemapped is the page packets zcfrag delivered, less TCP's duplicates ($rm of $full, $dup duplicates, $fb trains fell back)" ||
+    t_fail "zcfrag: ZcsockRxPagesRemapped is the page packets zcfrag delivered, less TCP's duplicates" "$rm of $full, $dup duplicates, $fb trains fell back"
   # The same with a sender the window holds back all along.
-  full0=$(zfs zc_full_pages); dup0=$(dups)
+  full0=$(zfs zc_full_pages); dup0=$(dups); fb0=$(fellback)
   remap "zcfrag, 16 MiB, 128 KiB receive buffer" "$ZC_IP_B" 1024 4 131072
   full=$(( $(zfs zc_full_pages) - full0 )); dup=$(( $(dups) - dup0 )); rm=$(field "$RM_RX" rx_pages_remapped)
-  [ "$rm" -le "$full" ] && [ $(( full - rm )) -le "$dup" ] && [ "$full" -ge 4000 ] &&
-    t_ok "zcfrag, window-bound: every page packet remapped, less TCP's duplicates ($rm of $full, $dup duplicates)" ||
-    t_fail "zcfrag, window-bound: every page packet remapped, less TCP's duplicates" "$rm of $full, $dup duplicates"
+  fb=$(( $(fellback) - fb0 ))
+  [ "$rm" -le $(( full + fb )) ] && [ $(( full - rm )) -le "$dup" ] && [ "$full" -ge 4000 ] &&
+    t_ok "zcfrag, window-bound: every page packet remapped, less TCP's duplicates ($rm of $full, $dup duplicates, $fb trains fell back)" ||
+    t_fail "zcfrag, window-bound: every page packet remapped, less TCP's duplicates" "$rm of $full, $dup duplicates, $fb trains fell back"
   ip -n "$ZC_NS_A" link del zf0; ip -n "$ZC_NS_B" link del zf1
   ip -n "$ZC_NS_A" addr add "$ZC_IP_A/24" dev "$ZC_IF_A"; ip -n "$ZC_NS_B" addr add "$ZC_IP_B/24" dev "$ZC_IF_B"
   rmmod zcfrag

@@ -99,9 +99,40 @@ fn frag_devices() -> Result<Vec<(String, String, String)>, String> {
         let name = json_field(obj, "ifname").unwrap_or("?").to_string();
         let mtu = json_field(obj, "mtu").unwrap_or("?").to_string();
         let lower = json_field(obj, "link").unwrap_or("?").to_string();
-        devs.push((name, lower, mtu));
+        devs.push((name, format!("lower {lower}"), mtu));
     }
+    devs.extend(native_devices(Path::new("/sys/class/net"), &devs));
     Ok(devs)
+}
+
+/// Devices of the native front end (a virtio-net device bound to zcfrag):
+/// those with the zcfrag sysfs group that `ip` does not list as the kind.
+fn native_devices(
+    class: &Path,
+    stacked: &[(String, String, String)],
+) -> Vec<(String, String, String)> {
+    let mut devs = Vec::new();
+    let Ok(dir) = fs::read_dir(class) else {
+        return devs;
+    };
+    let mut names: Vec<String> = dir
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    for name in names {
+        let d = class.join(&name);
+        if !d.join("zcfrag").is_dir() || stacked.iter().any(|s| s.0 == name) {
+            continue;
+        }
+        let bus = fs::canonicalize(d.join("device"))
+            .ok()
+            .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "?".into());
+        let mtu = read(&d.join("mtu")).unwrap_or_else(|| "?".into());
+        devs.push((name, format!("native on {bus}"), mtu));
+    }
+    devs
 }
 
 fn frag(only: Option<&str>) -> i32 {
@@ -116,11 +147,11 @@ fn frag(only: Option<&str>) -> i32 {
         println!("no zcfrag device in this network namespace");
         return 0;
     }
-    for (name, lower, mtu) in devs {
+    for (name, what, mtu) in devs {
         if only.is_some_and(|o| o != name) {
             continue;
         }
-        println!("{name}: lower {lower}, mtu {mtu}");
+        println!("{name}: {what}, mtu {mtu}");
         let dir = Path::new("/sys/class/net").join(&name).join("zcfrag");
         for k in [
             "slots",
@@ -206,6 +237,36 @@ mod tests {
         .unwrap();
         assert_eq!(counters(&d, Some("zcsock")), 0);
         assert_eq!(counters(&d, Some("zcfrag")), 1);
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn finds_native_devices() {
+        let d = std::env::temp_dir().join(format!("zcctl-native-{}", std::process::id()));
+        let bus = d.join("devices/virtio1");
+        fs::create_dir_all(&bus).unwrap();
+        for (dev, group) in [("va", true), ("zf0", true), ("lo", false)] {
+            fs::create_dir_all(d.join(dev)).unwrap();
+            fs::write(d.join(dev).join("mtu"), "4148\n").unwrap();
+            if group {
+                fs::create_dir_all(d.join(dev).join("zcfrag")).unwrap();
+            }
+        }
+        std::os::unix::fs::symlink(&bus, d.join("va/device")).unwrap();
+        let stacked = [(
+            "zf0".to_string(),
+            "lower va".to_string(),
+            "4148".to_string(),
+        )];
+        let n = native_devices(&d, &stacked);
+        assert_eq!(
+            n,
+            vec![(
+                "va".to_string(),
+                "native on virtio1".to_string(),
+                "4148".to_string()
+            )]
+        );
         fs::remove_dir_all(&d).unwrap();
     }
 }

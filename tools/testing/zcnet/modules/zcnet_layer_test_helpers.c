@@ -4,4 +4,5 @@
  * (rust/helpers/): page.rs needs page.c and page_reuse.c.
  */
 #include "../../../../rust/helpers/page.c"
+#include "../../../../rust/helpers/percpu.c"
 #include "../../../../rust/helpers/page_reuse.c"

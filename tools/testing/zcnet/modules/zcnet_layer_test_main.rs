@@ -15,6 +15,7 @@ mod zcnet {
     pub mod counters;
     pub mod ext;
     pub mod page;
+    pub mod percpu;
     pub mod text;
 }
 
@@ -43,6 +44,7 @@ mod tests {
     use super::wire::{ipv4, spec};
     use super::zcnet::counters::Counters;
     use super::zcnet::page::{PageRing, PAGE_SIZE};
+    use super::zcnet::percpu::PerCpuCounters;
     use super::zcnet::text::TextBuf;
     use core::fmt::Write;
 
@@ -59,6 +61,25 @@ mod tests {
         let mut out = [0u64; 3];
         assert_eq!(c.snapshot(&mut out), 3);
         assert_eq!(out, [1, 6, 9]);
+        assert_eq!(c.get(99), 0);
+    }
+
+    #[test]
+    fn percpu_counters_sum_the_cpus_and_keep_gauges() {
+        let c = PerCpuCounters::new(&NAMES);
+        assert!(c.is_ok());
+        let Ok(c) = c else {
+            return;
+        };
+        c.inc(0);
+        c.add(1, 5);
+        c.inc(1);
+        c.set(2, 9);
+        c.set(2, 4); // a gauge: the last value set
+        c.inc(7); // out of range: ignored, no panic
+        let mut out = [0u64; 3];
+        assert_eq!(c.snapshot(&mut out), 3);
+        assert_eq!(out, [1, 6, 4]);
         assert_eq!(c.get(99), 0);
     }
 
