@@ -37,6 +37,12 @@ void zcnet_helper_timer_arm(struct zcnet_timer *t, unsigned long delay_us)
 	timer_reduce(&t->timer, jiffies + usecs_to_jiffies(delay_us) + 1);
 }
 
+void zcnet_helper_timer_cancel(struct zcnet_timer *t)
+{
+	if (t)
+		timer_delete_sync(&t->timer);
+}
+
 void zcnet_helper_timer_shutdown(struct zcnet_timer *t)
 {
 	if (t)

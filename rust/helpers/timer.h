@@ -8,6 +8,9 @@ struct zcnet_timer;
 struct zcnet_timer *zcnet_helper_timer_new(void (*fn)(void *data), void *data);
 /* Arms the timer `delay_us` microseconds from now unless it is pending. */
 void zcnet_helper_timer_arm(struct zcnet_timer *t, unsigned long delay_us);
+/* Takes a pending expiry back and waits for a running callback (which must
+ * not arm it again meanwhile); it may be armed again later. */
+void zcnet_helper_timer_cancel(struct zcnet_timer *t);
 /* Stops the timer for good: waits for a running callback; arming it later does nothing. */
 void zcnet_helper_timer_shutdown(struct zcnet_timer *t);
 /* Shuts the timer down (waiting for a running callback) and frees it. */

@@ -49,6 +49,7 @@ struct zcnet_vnet {
 	struct zcnet_vnet_queue qs[ZCNET_VNET_MAX_QUEUES];
 	struct zcnet_timer *timer;	/* the front end's (ops->timer) */
 	bool dying;			/* being unbound */
+	bool resizing;			/* ethtool -G: the timer does nothing */
 	void *state;			/* the front end's, from probe() */
 };
 
@@ -228,8 +229,87 @@ static void zcnet_vnet_ringparam(struct net_device *dev, struct ethtool_ringpara
 {
 	struct zcnet_vnet *vn = netdev_priv(dev);
 
-	ring->rx_max_pending = ring->rx_pending = virtqueue_get_vring_size(vn->qs[0].rvq);
-	ring->tx_max_pending = ring->tx_pending = virtqueue_get_vring_size(vn->qs[0].svq);
+	ring->rx_max_pending = vn->qs[0].rvq->num_max;
+	ring->tx_max_pending = vn->qs[0].svq->num_max;
+	ring->rx_pending = virtqueue_get_vring_size(vn->qs[0].rvq);
+	ring->tx_pending = virtqueue_get_vring_size(vn->qs[0].svq);
+}
+
+/* Fewest descriptors a ring may have: a train's speculative chains and a
+ * packet's fragments need room. */
+#define ZCNET_VNET_RING_MIN 64
+
+static void zcnet_vnet_recycle_rx(struct virtqueue *vq, void *buf)
+{
+	struct zcnet_vnet *vn = vq->vdev->priv;
+
+	zcnet_vnet_ops->recycle_rx(vn->state, vq->index / 2, (unsigned long)buf);
+}
+
+static void zcnet_vnet_recycle_tx(struct virtqueue *vq, void *buf)
+{
+	struct zcnet_vnet *vn = vq->vdev->priv;
+
+	zcnet_vnet_ops->recycle_tx(vn->state, vq->index / 2, (unsigned long)buf);
+}
+
+/*
+ * ethtool -G DEV rx N tx M (RTNL held): every queue pair's rings resized
+ * (virtqueue_resize: the device resets each ring alone, VIRTIO_F_RING_RESET),
+ * up to the size the device offers. A running device stops first; the
+ * buffers the rings held come back to the front end unused (its speculative
+ * chains among them), and open posts new ones.
+ */
+static int zcnet_vnet_set_ringparam(struct net_device *dev, struct ethtool_ringparam *ring,
+				    struct kernel_ethtool_ringparam *kring,
+				    struct netlink_ext_ack *extack)
+{
+	struct zcnet_vnet *vn = netdev_priv(dev);
+	bool running = netif_running(dev);
+	unsigned int i;
+	int err = 0, err2;
+
+	if (ring->rx_mini_pending || ring->rx_jumbo_pending)
+		return -EINVAL;
+	if (ring->rx_pending == virtqueue_get_vring_size(vn->qs[0].rvq) &&
+	    ring->tx_pending == virtqueue_get_vring_size(vn->qs[0].svq))
+		return 0;
+	if (!virtio_has_feature(vn->vdev, VIRTIO_F_RING_RESET) ||
+	    !zcnet_vnet_ops->recycle_rx || !zcnet_vnet_ops->recycle_tx) {
+		NL_SET_ERR_MSG(extack, "the device cannot reset a ring alone (no VIRTIO_F_RING_RESET)");
+		return -EOPNOTSUPP;
+	}
+	if (ring->rx_pending < ZCNET_VNET_RING_MIN || ring->tx_pending < ZCNET_VNET_RING_MIN) {
+		NL_SET_ERR_MSG(extack, "rings need at least 64 descriptors");
+		return -EINVAL;
+	}
+	if (ring->rx_pending > vn->qs[0].rvq->num_max || ring->tx_pending > vn->qs[0].svq->num_max)
+		return -EINVAL;
+	if (running)
+		zcnet_vnet_stop(dev);
+	/* Nothing else posts meanwhile: no transmit, no NAPI, RTNL held (the
+	 * ioctl), and the timer (admission frames) does nothing. */
+	WRITE_ONCE(vn->resizing, true);
+	zcnet_helper_timer_cancel(vn->timer);
+	for (i = 0; i < vn->max_nq && !err; i++) {
+		err = virtqueue_resize(vn->qs[i].rvq, ring->rx_pending, zcnet_vnet_recycle_rx, NULL);
+		if (!err)
+			err = virtqueue_resize(vn->qs[i].svq, ring->tx_pending,
+					       zcnet_vnet_recycle_tx, NULL);
+	}
+	if (err)
+		netdev_warn(dev, "%s: cannot resize the rings to %u/%u: %d\n",
+			    KBUILD_MODNAME, ring->rx_pending, ring->tx_pending, err);
+	WRITE_ONCE(vn->resizing, false);
+	zcnet_helper_timer_arm(vn->timer, 1000);
+	if (running) {
+		err2 = zcnet_vnet_open(dev);
+		if (err2)
+			netdev_warn(dev, "%s: cannot restart after resizing the rings: %d\n",
+				    KBUILD_MODNAME, err2);
+		err = err ?: err2;
+	}
+	return err;
 }
 
 /* ethtool -S: the front end's statistics, then each queue pair's. */
@@ -341,6 +421,7 @@ static const struct ethtool_ops zcnet_vnet_ethtool_ops = {
 	.get_drvinfo = zcnet_vnet_drvinfo,
 	.get_link = ethtool_op_get_link,
 	.get_ringparam = zcnet_vnet_ringparam,
+	.set_ringparam = zcnet_vnet_set_ringparam,
 	.get_channels = zcnet_vnet_channels,
 	.set_channels = zcnet_vnet_set_channels,
 	.get_sset_count = zcnet_vnet_sset_count,
@@ -352,6 +433,8 @@ static void zcnet_vnet_timer_fn(void *data)
 {
 	struct zcnet_vnet *vn = data;
 
+	if (READ_ONCE(vn->resizing))
+		return;
 	zcnet_vnet_ops->timer(vn->state);
 }
 
@@ -668,6 +751,16 @@ unsigned int zcnet_helper_vnet_rx_size(struct zcnet_vnet *vn)
 unsigned int zcnet_helper_vnet_tx_size(struct zcnet_vnet *vn)
 {
 	return virtqueue_get_vring_size(vn->qs[0].svq);
+}
+
+unsigned int zcnet_helper_vnet_rx_max(struct zcnet_vnet *vn)
+{
+	return max(vn->qs[0].rvq->num_max, virtqueue_get_vring_size(vn->qs[0].rvq));
+}
+
+unsigned int zcnet_helper_vnet_tx_max(struct zcnet_vnet *vn)
+{
+	return max(vn->qs[0].svq->num_max, virtqueue_get_vring_size(vn->qs[0].svq));
 }
 
 void zcnet_helper_vnet_set_mtu(struct zcnet_vnet *vn, unsigned int mtu, unsigned int max)

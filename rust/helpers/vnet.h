@@ -66,6 +66,11 @@ struct zcnet_vnet_ops {
 	int (*set_rx_usecs)(void *state, u32 usecs);
 	/* SIOCDEVPRIVATE + cmd (RTNL held), with the request's user pointer. */
 	int (*ioctl)(void *state, unsigned int cmd, void __user *arg);
+	/* ethtool -G: a buffer posted on queue pair q's receive or transmit
+	 * ring (its token) is taken back unused while the ring is resized
+	 * (RTNL held, the device stopped). */
+	void (*recycle_rx)(void *state, unsigned int q, unsigned long token);
+	void (*recycle_tx)(void *state, unsigned int q, unsigned long token);
 };
 
 /* Registers the virtio driver NAME (one per module). */
@@ -82,6 +87,9 @@ unsigned int zcnet_helper_vnet_max_queues(struct zcnet_vnet *vn);
 bool zcnet_helper_vnet_steered(struct zcnet_vnet *vn);
 unsigned int zcnet_helper_vnet_rx_size(struct zcnet_vnet *vn);
 unsigned int zcnet_helper_vnet_tx_size(struct zcnet_vnet *vn);
+/* The most descriptors a ring may have (ethtool -G resizes up to it). */
+unsigned int zcnet_helper_vnet_rx_max(struct zcnet_vnet *vn);
+unsigned int zcnet_helper_vnet_tx_max(struct zcnet_vnet *vn);
 /* The largest MTU a user may set, and the MTU (before registration). */
 void zcnet_helper_vnet_set_mtu(struct zcnet_vnet *vn, unsigned int mtu, unsigned int max);
 /* Arms the device's timer delay_us from now unless it is pending; nothing

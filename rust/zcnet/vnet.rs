@@ -99,6 +99,18 @@ impl Vnet {
         unsafe { ext::zcnet_helper_vnet_tx_size(self.raw()) as usize }
     }
 
+    /// The most descriptors a receive ring may get (`ethtool -G`).
+    pub fn rx_max(&self) -> usize {
+        // SAFETY: By the type invariant the device is bound.
+        unsafe { ext::zcnet_helper_vnet_rx_max(self.raw()) as usize }
+    }
+
+    /// The most descriptors a transmit ring may get (`ethtool -G`).
+    pub fn tx_max(&self) -> usize {
+        // SAFETY: By the type invariant the device is bound.
+        unsafe { ext::zcnet_helper_vnet_tx_max(self.raw()) as usize }
+    }
+
     /// Sets the device's MTU and the largest one a user may set (`ip link
     /// set mtu`); only while the device is not registered yet
     /// ([`Driver::new`]).
@@ -387,6 +399,21 @@ impl RxRing {
         Ok(())
     }
 
+    /// The chain of `token` came back unused (the ring was resized): its
+    /// slot is free again, its page kept; a speculative chain's place is
+    /// handed back. `None` for a token that names no posted chain.
+    fn recycle(&mut self, token: usize) -> Option<Option<Spec>> {
+        let i = token.checked_sub(1)?;
+        let s = self.slots.get_mut(i)?;
+        if !s.posted {
+            return None;
+        }
+        // INVARIANT: the device no longer has the chain: it is ours again.
+        s.posted = false;
+        let _ = self.free.push_within_capacity(i as u32);
+        Some(s.spec.take())
+    }
+
     /// The next chain the device filled, if any.
     pub fn next(&mut self) -> Option<RxFrame<'_>> {
         let mut len = 0u32;
@@ -624,6 +651,15 @@ impl TxRing {
         Ok(())
     }
 
+    /// The skb of `token` came back unsent (the ring was resized).
+    fn recycle(&mut self, token: usize) -> Option<SkBuff> {
+        let i = token.checked_sub(1)?;
+        // INVARIANT: the device no longer has it.
+        let (skb, _) = self.slots.get_mut(i)?.take()?;
+        let _ = self.free.push_within_capacity(i as u32);
+        Some(skb)
+    }
+
     /// The next skb the device has sent, with the bytes it was counted with.
     pub fn reap(&mut self) -> Option<(SkBuff, u32)> {
         // SAFETY: By the type invariant the device is bound.
@@ -676,6 +712,11 @@ pub trait Driver: Send + Sync + Sized + 'static {
     /// The device's timer fired ([`Vnet::arm_timer`]; softirq); `tx` is
     /// queue pair 0's.
     fn on_timer(&self, _vn: &Vnet, _tx: &SpinLock<TxRing>) {}
+
+    /// A speculative chain of queue pair `q` came back unused (`ethtool
+    /// -G` resized the ring; the device is stopped): its place is the
+    /// driver's again. Process context, RTNL held, bottom halves off.
+    fn rx_recycled(&self, _vn: &Vnet, _q: usize, _spec: Spec) {}
 
     /// The device is being unbound: no transmit, poll or timer any more;
     /// frames posted now may still leave before the device is reset
@@ -795,6 +836,8 @@ impl<T: Driver> Registration<T> {
         } else {
             None
         },
+        recycle_rx: Some(Self::recycle_rx_cb),
+        recycle_tx: Some(Self::recycle_tx_cb),
     };
 
     /// Registers the driver (one per module).
@@ -824,7 +867,8 @@ impl<T: Driver> Registration<T> {
         };
         // INVARIANT: the C side frees its state only after `remove_cb`.
         let (a, d) = (Vnet(raw), Vnet(raw));
-        let (nrx, ntx, nq) = (a.rx_size(), a.tx_size(), a.max_queues().max(1));
+        // Slots for the largest rings `ethtool -G` may ask for.
+        let (nrx, ntx, nq) = (a.rx_max(), a.tx_max(), a.max_queues().max(1));
         a.set_mtu(1500, MAX_MTU as u32);
         let qs = (|| -> Result<KVec<Pin<KBox<QueuePair>>>> {
             let mut qs = KVec::with_capacity(nq, GFP_KERNEL)?;
@@ -873,6 +917,43 @@ impl<T: Driver> Registration<T> {
             Ok(()) => 0,
             Err(e) => e.to_errno(),
         }
+    }
+
+    /// # Safety
+    ///
+    /// `ethtool -G` on a bound device (RTNL held, NAPI off, no transmit):
+    /// `token` names a chain of queue pair `q`'s receive ring the device
+    /// gave back unused.
+    unsafe extern "C" fn recycle_rx_cb(state: *mut ffi::c_void, q: u32, token: ffi::c_ulong) {
+        // SAFETY: The device is bound.
+        let d = unsafe { Self::dev(state) };
+        let Some(qp) = d.qp(q as usize) else {
+            return;
+        };
+        // The poll takes these locks in softirq.
+        let _bh = BhGuard::new();
+        let spec = qp.rx.lock().recycle(token);
+        if let Some(Some(spec)) = spec {
+            d.state.rx_recycled(&d.vn, q as usize, spec);
+        }
+    }
+
+    /// # Safety
+    ///
+    /// As for `recycle_rx_cb`, for queue pair `q`'s transmit ring: the skb
+    /// was not sent.
+    unsafe extern "C" fn recycle_tx_cb(state: *mut ffi::c_void, q: u32, token: ffi::c_ulong) {
+        // SAFETY: The device is bound.
+        let d = unsafe { Self::dev(state) };
+        let Some(qp) = d.qp(q as usize) else {
+            return;
+        };
+        let skb = {
+            let _bh = BhGuard::new();
+            qp.tx.lock().recycle(token)
+        };
+        // Freed as dropped (not sent).
+        drop(skb);
     }
 
     /// # Safety

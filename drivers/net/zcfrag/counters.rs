@@ -86,6 +86,7 @@ crate::zcnet::counters::counter_table! {
     RX_PAGES_PLACED = "rx_pages_placed",
     RX_CHAINS_SPECULATIVE = "rx_chains_speculative",
     RX_CHAINS_MISSED = "rx_chains_missed",
+    RX_CHAINS_RECYCLED = "rx_chains_recycled",
 }
 
 /// The first of the per-reason miss counters: `MISS_BASE + Miss as usize`.

@@ -738,6 +738,21 @@ impl vnet::Driver for Native {
         done
     }
 
+    fn rx_recycled(&self, _vn: &Vnet, q: usize, spec: Spec) {
+        let Some(rxq) = self.rxq.get(q) else {
+            return;
+        };
+        let mut st = rxq.st.lock();
+        st.pred.returned((spec.tag >> 4) as usize);
+        // The trains realign on the next fragment seen, in a fresh page.
+        st.pred.on = false;
+        st.pred.fresh = true;
+        if st.pred.outstanding == 0 {
+            rxq.speculating.store(false, Relaxed);
+        }
+        self.zf.counters.inc(c::RX_CHAINS_RECYCLED);
+    }
+
     fn on_timer(&self, vn: &Vnet, tx: &SpinLock<TxRing>) {
         self.zf.tick(&self.port(vn, 0, TxAccess::Lock(tx), false));
     }
