@@ -16,6 +16,8 @@
 #   make bench-native  the native front end against virtio_net (MTU 1500, 4148,
 #                    9000) and stacked zcfrag, with and without zcsock, plus a
 #                    per-packet cost model (virtio2 on the tap wire: 2 queue pairs)
+#   make bench-ddp   zcddp (Send/Write/Read latency, Write bandwidth) against
+#                    siw (perftest), zcddp <-> siw (rping) and plain TCP (veth)
 #   make baselines   build tcp_mmap and msg_zerocopy, unmodified, from the
 #                    kernel source (into out/baselines)
 #   make fuzz        cargo fuzz the wire codecs (rust/wire) for a bounded time
@@ -31,7 +33,7 @@ WIRE ?= udp
 SCRIPT ?=
 export ZCNET_FLAVOUR ?= default
 
-.PHONY: all setup kernel modules tools baselines install-ip demo check test run bench bench-zcsock bench-native fuzz fmt clean
+.PHONY: all setup kernel modules tools baselines install-ip demo check test run bench bench-zcsock bench-native bench-ddp fuzz fmt clean
 
 all: modules tools
 
@@ -84,6 +86,10 @@ bench-zcsock: setup modules tools baselines
 bench-native: setup modules tools
 	@$(ROOT)/scripts/run-guest.sh --topo virtio2 --wire tap --timeout 3600 --log $(ROOT)/out/bench-native.log -v \
 		$(ROOT)/tools/testing/zcnet/bench-native.sh $(foreach v,ZCBENCH_SECONDS ZCBENCH_REPEAT ZCBENCH_WRITE,$(if $($(v)),$(v)=$($(v))))
+
+bench-ddp: setup modules tools
+	@$(ROOT)/scripts/run-guest.sh --topo veth --timeout 3600 --log $(ROOT)/out/bench-ddp.log -v \
+		$(ROOT)/tools/testing/zcnet/bench-ddp.sh $(foreach v,ZCBENCH_SECONDS ZCBENCH_ITERS,$(if $($(v)),$(v)=$($(v))))
 
 FUZZ_SECONDS ?= 20
 fuzz:

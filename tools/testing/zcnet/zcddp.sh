@@ -20,6 +20,8 @@
 #     over 512, data before the reply, a close mid-frame, a wrong RTR, a
 #     bad CRC, a rejecting / wrong-key / silent responder
 #   - /proc/net/zcddp_stat moves as it must; rmmod after close
+#   - zcddp-copy: a 4 MiB file (CRC) and a 1-byte file RDMA-Written,
+#     Read back and compared byte for byte, the server's hash checked
 . "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
 . "$ZCNET_ROOT/scripts/topology.sh"
 PEER="$ZCNET_ROOT/tools/testing/zcnet/zcddp_peer.py"
@@ -415,6 +417,32 @@ listening b $PORT
 out=$(ip netns exec a capsh --drop=cap_ipc_lock -- -c "ulimit -l 64 && exec python3 $PEER memlock $ZC_IP_B $PORT" 2>&1)
 wait $pb
 t_expect "RLIMIT_MEMLOCK 64 KiB: 16 KiB registered, 1 MiB ENOMEM" "ok ENOMEM" "$out"
+
+echo "# t=$(( $(date +%s) - t0 )) s: zcddp-copy"
+# zcddp-copy: a file RDMA-Written into b's region, Read back and compared
+# byte for byte by the client; the server checks its region against the
+# client's hash of the file and saves it (-o), compared here with cmp.
+# zcopy NAME FILE [ARGS]: server in b, client in a; exit statuses and cmp.
+zcopy() {
+  local name=$1 file=$2 rc rs; shift 2
+  rm -f /tmp/copy-out
+  ip netns exec b timeout 120 zcddp-copy -s -a "$ZC_IP_B" -p $PORT -o /tmp/copy-out "$@" > /tmp/cs 2>&1 &
+  local pb=$!
+  listening b $PORT
+  ip netns exec a timeout 120 zcddp-copy -c -a "$ZC_IP_B" -p $PORT "$@" "$file" > /tmp/cc 2>&1
+  rc=$?
+  wait $pb
+  rs=$?
+  [ $rc = 0 ] || sed 's/^/# client: /' /tmp/cc | tail -n 3
+  [ $rs = 0 ] || sed 's/^/# server: /' /tmp/cs | tail -n 3
+  t_expect "$name" "0 0 same" "$rc $rs $(cmp -s "$file" /tmp/copy-out && echo same || echo differ)"
+}
+python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(11).randbytes(4 << 20))' > /tmp/copy-4m
+printf 'x' > /tmp/copy-1
+zcopy "zcddp-copy of a 4 MiB file, CRC: written, read back, byte-exact" /tmp/copy-4m --crc
+zcopy "zcddp-copy of a 1-byte file: byte-exact" /tmp/copy-1
+ip netns exec a timeout 10 zcddp-copy -c -a "$ZC_IP_B" -p $PORT /nonexistent > /tmp/cc 2>&1
+t_expect "zcddp-copy of a missing file fails" 1 "$?"
 
 t_expect "no zcddp socket left in a" 0 "$(procv a ZcddpCurrSockets)"
 t_expect "no zcddp socket left in b" 0 "$(procv b ZcddpCurrSockets)"

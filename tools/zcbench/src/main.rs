@@ -8,7 +8,13 @@
 //! zcbench tcp --connect ADDR [--json FILE] [--label L] [--zcsock region|ordinary]
 //!             [--lat-sizes LIST|none] [--bw-sizes LIST] [--iters N] [--seconds S]
 //!             [--check-every N]
+//! zcbench ddp-serve [--listen ADDR]                  (zcddp, port 5302)
+//! zcbench ddp --connect ADDR [--json FILE] [--label L] [--crc]
+//!             [--lat-sizes LIST|none] [--bw-sizes LIST|none] [--iters N] [--seconds S]
 //! ```
+//!
+//! `ddp` and `ddp-serve` measure zcddp (Send, RDMA Write and RDMA Read
+//! latency, RDMA Write bandwidth): see `ddp.rs`.
 //!
 //! Modes (the client announces its mode to the server on each connection):
 //! - `plain`: TCP as it is, heap buffers.
@@ -25,6 +31,8 @@
 //! tag. The receiver checks the two tag words of every `--check-every`-th
 //! page (default every page; the sampled pages move by one each write) and
 //! reports pages with a wrong tag, which fail the run.
+
+mod ddp;
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -823,16 +831,99 @@ fn tcp(o: &Opts) -> io::Result<()> {
     Ok(())
 }
 
+fn ddp_client(o: &Opts, crc: bool) -> io::Result<()> {
+    let r = ddp::run(
+        &o.connect,
+        crc,
+        &o.lat_sizes,
+        &o.bw_sizes,
+        o.iters,
+        o.seconds,
+    )?;
+    let label = o.label.clone().unwrap_or_else(|| "zcddp".into());
+    let kernel = kernel_release();
+    let accel = env_or("ZCNET_ACCEL", "unknown");
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let flavour = env_or("ZCNET_FLAVOUR", "default");
+    println!(
+        "zcbench ddp [{label}]  kernel {kernel} ({flavour})  accel {accel}  cpus {cpus}  crc {}",
+        if crc { "on" } else { "off" }
+    );
+    if !r.lat.is_empty() {
+        println!(
+            "latency ({} per size: send and write half the round trip, read the whole Read)",
+            o.iters
+        );
+        println!(
+            "{:>6} {:>10} {:>12} {:>12}",
+            "op", "bytes", "median_us", "mean_us"
+        );
+        for l in &r.lat {
+            println!(
+                "{:>6} {:>10} {:>12.2} {:>12.2}",
+                l.op, l.size, l.median_us, l.mean_us
+            );
+        }
+    }
+    if !r.bw.is_empty() {
+        println!("RDMA Write bandwidth (about {} s per size)", o.seconds);
+        println!(
+            "{:>10} {:>12} {:>14} {:>15}",
+            "write", "MB/s", "tx_cpu_ns/B", "all_cpus_ns/B"
+        );
+        for b in &r.bw {
+            println!(
+                "{:>10} {:>12.1} {:>14.3} {:>15.3}",
+                b.size, b.mbytes_per_s, b.tx_cpu_ns_per_byte, b.sys_cpu_ns_per_byte
+            );
+        }
+    }
+    if let Some(path) = &o.json {
+        let mut j = format!(
+            "{{\"tool\":\"zcbench\",\"test\":\"ddp\",\"label\":{label:?},\"crc\":{crc},\"kernel\":{kernel:?},\"flavour\":{flavour:?},\"accel\":{accel:?},\"cpus\":{cpus},\"iters\":{},\"latency\":[",
+            o.iters
+        );
+        for (i, l) in r.lat.iter().enumerate() {
+            if i > 0 {
+                j.push(',');
+            }
+            j.push_str(&format!(
+                "{{\"op\":{:?},\"bytes\":{},\"iters\":{},\"median_us\":{:.3},\"mean_us\":{:.3}}}",
+                l.op, l.size, l.iters, l.median_us, l.mean_us
+            ));
+        }
+        j.push_str("],\"bandwidth\":[");
+        for (i, b) in r.bw.iter().enumerate() {
+            if i > 0 {
+                j.push(',');
+            }
+            j.push_str(&format!(
+                "{{\"op\":\"write\",\"write\":{},\"bytes\":{},\"seconds\":{:.4},\"mbytes_per_s\":{:.3},\"tx_cpu_ns_per_byte\":{:.4},\"sys_cpu_ns_per_byte\":{:.4}}}",
+                b.size, b.bytes, b.secs, b.mbytes_per_s, b.tx_cpu_ns_per_byte, b.sys_cpu_ns_per_byte
+            ));
+        }
+        j.push_str("]}\n");
+        std::fs::write(path, j)?;
+    }
+    Ok(())
+}
+
 const USAGE: &str = "usage:
   zcbench serve [--listen ADDR]
   zcbench tcp --connect ADDR [--json FILE] [--label L] [--zcsock region|ordinary]
               [--lat-sizes 4,64,1K,...|none] [--bw-sizes 4K,64K,1M,...] [--iters N]
-              [--seconds S] [--check-every N (pages; 0: no check)]";
+              [--seconds S] [--check-every N (pages; 0: no check)]
+  zcbench ddp-serve [--listen ADDR]
+  zcbench ddp --connect ADDR [--json FILE] [--label L] [--crc]
+              [--lat-sizes 4,64,1K,...|none] [--bw-sizes 4K,64K,1M,...|none] [--iters N]
+              [--seconds S]";
 
 fn run(args: &[String]) -> Result<(), String> {
     let mut it = args.iter();
     let cmd = it.next().ok_or(USAGE)?;
-    let mut listen = format!("0.0.0.0:{DEFAULT_PORT}");
+    let mut listen = None;
+    let mut crc = false;
+    let (mut lat_given, mut bw_given) = (false, false);
     let mut o = Opts {
         connect: String::new(),
         json: None,
@@ -847,21 +938,54 @@ fn run(args: &[String]) -> Result<(), String> {
     while let Some(a) = it.next() {
         let mut val = || it.next().cloned().ok_or(format!("{a} needs a value"));
         match a.as_str() {
-            "--listen" => listen = val()?,
+            "--listen" => listen = Some(val()?),
+            "--crc" => crc = true,
             "--connect" => o.connect = val()?,
             "--json" => o.json = Some(val()?),
             "--label" => o.label = Some(val()?),
             "--zcsock" => o.mode = Mode::parse(&val()?)?,
             "--check-every" => o.check_every = val()?.parse().map_err(|_| "bad --check-every")?,
-            "--lat-sizes" => o.lat_sizes = parse_sizes(&val()?)?,
-            "--bw-sizes" => o.bw_sizes = parse_sizes(&val()?)?,
+            "--lat-sizes" => {
+                o.lat_sizes = parse_sizes(&val()?)?;
+                lat_given = true;
+            }
+            "--bw-sizes" => {
+                o.bw_sizes = parse_sizes(&val()?)?;
+                bw_given = true;
+            }
             "--iters" => o.iters = val()?.parse().map_err(|_| "bad --iters")?,
             "--seconds" => o.seconds = val()?.parse().map_err(|_| "bad --seconds")?,
             _ => return Err(format!("unknown option {a}\n{USAGE}")),
         }
     }
     match cmd.as_str() {
-        "serve" => serve(&listen).map_err(|e| format!("serve: {e}")),
+        "serve" => serve(&listen.unwrap_or(format!("0.0.0.0:{DEFAULT_PORT}")))
+            .map_err(|e| format!("serve: {e}")),
+        "ddp-serve" => ddp::serve(&listen.unwrap_or(format!("0.0.0.0:{}", ddp::DEFAULT_PORT)))
+            .map_err(|e| format!("ddp-serve: {e}")),
+        "ddp" => {
+            if o.connect.is_empty() {
+                return Err(format!("ddp needs --connect\n{USAGE}"));
+            }
+            if !o.connect.contains(':') {
+                o.connect = format!("{}:{}", o.connect, ddp::DEFAULT_PORT);
+            }
+            if !lat_given {
+                o.lat_sizes = parse_sizes("4,64,1K,4K,16K,64K,256K,1M")?;
+            }
+            if !bw_given {
+                o.bw_sizes = parse_sizes("4K,16K,64K,256K,1M")?;
+            }
+            if let Some(s) = o
+                .lat_sizes
+                .iter()
+                .chain(&o.bw_sizes)
+                .find(|&&s| s > ddp::MAX)
+            {
+                return Err(format!("ddp sizes go up to {} bytes, not {s}", ddp::MAX));
+            }
+            ddp_client(&o, crc).map_err(|e| format!("ddp: {e}"))
+        }
         "tcp" => {
             if o.connect.is_empty() {
                 return Err(format!("tcp needs --connect\n{USAGE}"));
@@ -1022,5 +1146,35 @@ mod tests {
         o.bw_sizes = vec![];
         tcp(&o).unwrap();
         srv.join().unwrap().unwrap();
+    }
+
+    #[test]
+    fn ddp_cli() {
+        let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let e = run(&args(&["ddp", "--lat-sizes", "4"])).unwrap_err();
+        assert!(e.contains("needs --connect"), "{e}");
+        let e = run(&args(&[
+            "ddp",
+            "--connect",
+            "127.0.0.1",
+            "--bw-sizes",
+            "2M",
+        ]))
+        .unwrap_err();
+        assert!(e.contains("up to 1048576"), "{e}");
+    }
+
+    #[test]
+    fn ddp_without_the_module_fails_clearly() {
+        // A TCP peer that is no zcddp server: attach fails (no module), or
+        // start-up does (the peer never answers MPA).
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap().to_string();
+        let t = std::thread::spawn(move || l.accept().map(|(s, _)| s));
+        let r = ddp::run(&addr, false, &[4], &[], 1, 0.01);
+        let e = r.err().expect("no zcddp server there");
+        let e = e.to_string();
+        assert!(e.contains("attach") || e.contains("start-up"), "{e}");
+        drop(t.join());
     }
 }

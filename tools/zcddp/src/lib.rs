@@ -354,6 +354,45 @@ pub fn connect_retry(addr: &str, port: u16) -> io::Result<std::net::TcpStream> {
     }
 }
 
+/// The server's accepted (`server`: listening on `addr:port` for one
+/// connection) or the client's connected socket, zcddp attached.
+pub fn establish(server: bool, addr: &str, port: u16) -> io::Result<std::net::TcpStream> {
+    let ctx = |what: &str, e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
+    let s = if server {
+        let l = std::net::TcpListener::bind((addr, port)).map_err(|e| ctx("bind", e))?;
+        l.accept().map_err(|e| ctx("accept", e))?.0
+    } else {
+        connect_retry(addr, port).map_err(|e| ctx("connect", e))?
+    };
+    attach(&s).map_err(|e| ctx("attach", e))?;
+    Ok(s)
+}
+
+/// Waits for a completion of `opcode` (`WR_*`, `WC_RECV`), up to
+/// `timeout_ms` for each; others, successful, are skipped. A failed
+/// completion or none in time is an error.
+pub fn wait_for(sock: &impl AsRawFd, opcode: u32, timeout_ms: u32) -> io::Result<Cqe> {
+    loop {
+        let c = poll_cq(sock, 1, timeout_ms)
+            .map_err(|e| io::Error::new(e.kind(), format!("poll: {e}")))?;
+        let Some(c) = c.first() else {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("no completion of opcode {opcode} in {timeout_ms} ms"),
+            ));
+        };
+        if c.status != WC_SUCCESS {
+            return Err(io::Error::other(format!(
+                "completion of opcode {} failed: status {}",
+                c.opcode, c.status
+            )));
+        }
+        if c.opcode == opcode {
+            return Ok(*c);
+        }
+    }
+}
+
 /// Posts a receive of `len` bytes at byte `off` of `mr`.
 pub fn post_recv<S: AsRawFd>(
     sock: &S,

@@ -20,7 +20,7 @@
 //! for markers. The server serves one connection.
 
 use std::io;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::process::ExitCode;
 use zcddp::{Cqe, Mr, Params, SendWr};
 
@@ -83,23 +83,9 @@ fn err(what: &str, e: io::Error) -> String {
     format!("{what}: {e}")
 }
 
-/// Waits for a completion of `opcode` (others, successful, are skipped).
+/// Waits for a completion of `opcode`; others, successful, are skipped.
 fn wait(s: &TcpStream, opcode: u32) -> Result<Cqe, String> {
-    loop {
-        let c = zcddp::poll_cq(s, 1, WAIT_MS).map_err(|e| err("poll", e))?;
-        let Some(c) = c.first() else {
-            return Err(format!("no completion of opcode {opcode} in {WAIT_MS} ms"));
-        };
-        if c.status != zcddp::WC_SUCCESS {
-            return Err(format!(
-                "completion of opcode {} failed: status {}",
-                c.opcode, c.status
-            ));
-        }
-        if c.opcode == opcode {
-            return Ok(*c);
-        }
-    }
+    zcddp::wait_for(s, opcode, WAIT_MS).map_err(|e| e.to_string())
 }
 
 fn info(buf: &mut [u8], addr: u64, stag: u32, size: u32) {
@@ -261,13 +247,7 @@ fn startup(s: &TcpStream, o: &Opts, initiator: bool) -> Result<(), String> {
 }
 
 fn run(o: &Opts) -> Result<u64, String> {
-    let s = if o.server {
-        let l = TcpListener::bind((o.addr.as_str(), o.port)).map_err(|e| err("bind", e))?;
-        l.accept().map_err(|e| err("accept", e))?.0
-    } else {
-        zcddp::connect_retry(&o.addr, o.port).map_err(|e| err("connect", e))?
-    };
-    zcddp::attach(&s).map_err(|e| err("attach", e))?;
+    let s = zcddp::establish(o.server, &o.addr, o.port).map_err(|e| e.to_string())?;
     if o.server {
         server(&s, o)
     } else {

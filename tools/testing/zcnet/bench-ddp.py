@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""bench-ddp.sh's summary: medians by size side by side, and ratios.
+
+    bench-ddp.py DIR    (tcp.json, zcddp.json and runs.tsv of one run)
+"""
+import json
+import os
+import sys
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def fmt(v, spec="{:.1f}"):
+    return "-" if v is None else spec.format(v)
+
+
+def ratio(a, b):
+    return None if a is None or b in (None, 0) else a / b
+
+
+def main():
+    d = sys.argv[1]
+    tcp = load(os.path.join(d, "tcp.json"))
+    ddp = load(os.path.join(d, "zcddp.json"))
+    runs = {}
+    try:
+        with open(os.path.join(d, "runs.tsv")) as f:
+            next(f)
+            for line in f:
+                path, op, size, value, _ = line.rstrip("\n").split("\t")
+                runs[(path, op, int(size))] = float(value)
+    except OSError:
+        pass
+    head = ddp or tcp or {}
+    print("bench-ddp: kernel {} ({}), accel {}, {} CPUs".format(
+        head.get("kernel", "?"), head.get("flavour", "?"), head.get("accel", "?"), head.get("cpus", "?")))
+    tlat = {r["bytes"]: r["median_us"] for r in (tcp or {}).get("latency", [])}
+    dlat = {(r["op"], r["bytes"]): r["median_us"] for r in (ddp or {}).get("latency", [])}
+    sizes = sorted(set(tlat) | {s for _, s in dlat} | {s for p, o, s in runs if o == "write_lat"})
+    print("latency, median us (tcp, send, write: half round trip; read: the whole Read;"
+          " siw: ib_write_lat t_typical)")
+    print("{:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>12}".format(
+        "bytes", "tcp", "send", "write", "read", "siw_write", "write/siw", "write/tcp"))
+    for s in sizes:
+        w = dlat.get(("write", s))
+        sw = runs.get(("siw", "write_lat", s))
+        print("{:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>12}".format(
+            s, fmt(tlat.get(s)), fmt(dlat.get(("send", s))), fmt(w), fmt(dlat.get(("read", s))),
+            fmt(sw), fmt(ratio(w, sw), "{:.2f}"), fmt(ratio(w, tlat.get(s)), "{:.2f}")))
+    tbw = {r["write"]: r["mbytes_per_s"] for r in (tcp or {}).get("bandwidth", [])}
+    dbw = {r["write"]: r["mbytes_per_s"] for r in (ddp or {}).get("bandwidth", [])}
+    sizes = sorted(set(tbw) | set(dbw) | {s for p, o, s in runs if o == "write_bw"})
+    print("bandwidth, MB/s (10^6 bytes; tcp: stream writes; zcddp and siw: RDMA Writes)")
+    print("{:>9} {:>9} {:>9} {:>9} {:>12} {:>12}".format(
+        "bytes", "tcp", "zcddp", "siw", "zcddp/siw", "zcddp/tcp"))
+    for s in sizes:
+        z = dbw.get(s)
+        sw = runs.get(("siw", "write_bw", s))
+        print("{:>9} {:>9} {:>9} {:>9} {:>12} {:>12}".format(
+            s, fmt(tbw.get(s)), fmt(z), fmt(sw), fmt(ratio(z, sw), "{:.2f}"),
+            fmt(ratio(z, tbw.get(s)), "{:.2f}")))
+    paths = ["zcddp-zcddp", "zcddp-siw", "siw-zcddp", "siw-siw"]
+    sizes = sorted({s for p, o, s in runs if o == "rping_iter"})
+    if sizes:
+        print("rping iteration, us (client-server: wall time of the client / iterations,"
+              " start-up included)")
+        print("{:>9} ".format("bytes") + " ".join("{:>12}".format(p) for p in paths))
+        for s in sizes:
+            print("{:>9} ".format(s) + " ".join(
+                "{:>12}".format(fmt(runs.get((p, "rping_iter", s)))) for p in paths))
+
+
+if __name__ == "__main__":
+    main()

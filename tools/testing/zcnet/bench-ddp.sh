@@ -1,0 +1,157 @@
+#!/bin/bash
+# zcddp's first measurement (issue 11), one guest run in the veth topology
+# (namespace a, 198.18.0.1, to b, 198.18.0.2), every path the same run:
+#   tcp        zcbench tcp, plain TCP: the floor (ping-pong half round
+#              trip, stream bandwidth)
+#   zcddp      zcbench ddp, zcddp to zcddp: Send, RDMA Write (half round
+#              trip of a Write answered by a Write, memory watched as
+#              ib_write_lat does), RDMA Read (the whole Read) latency, RDMA
+#              Write bandwidth
+#   siw        perftest on soft-iWARP both sides (rdma_cm, -R):
+#              ib_write_lat (t_typical, its median) and ib_write_bw
+#   rping      the rping iteration (Send, RDMA Read, Send, Send, RDMA
+#              Write, Send: zcddp-ping's and rping's sequence) zcddp-ping to
+#              zcddp-ping, zcddp-ping to rping on siw, rping to rping on
+#              siw: the only zcddp <-> siw pairing with a program on both
+#              sides (zcbench and perftest do not speak each other's
+#              control protocol)
+# bench-ddp.py prints the medians side by side and the ratios. Results:
+# $ZCNET_ARTIFACTS (runs.tsv and the programs' own outputs).
+#
+#   bench-ddp.sh [ZCBENCH_SECONDS=2] [ZCBENCH_ITERS=200]
+set -u
+for a in "$@"; do
+  case "$a" in
+    "") ;;
+    ZCBENCH_SECONDS=*|ZCBENCH_ITERS=*) export "${a?}" ;;
+    *) echo "bench-ddp: unknown argument $a"; exit 2 ;;
+  esac
+done
+SECS=${ZCBENCH_SECONDS:-2}
+ITERS=${ZCBENCH_ITERS:-200}
+LAT_SIZES="4 64 1024 4096 65536 1048576"
+BW_SIZES="4096 65536 1048576"
+out=${ZCNET_ARTIFACTS:-/tmp}
+mkdir -p "$out"
+Z="$ZCNET_ROOT/tools/testing/zcnet"
+. "$ZCNET_ROOT/scripts/topology.sh"
+B=$ZC_IP_B
+runs=$out/runs.tsv
+# path op bytes value unit
+printf 'path\top\tbytes\tvalue\tunit\n' > "$runs"
+row() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >> "$runs"; }
+csv() { local IFS=,; echo "$*"; }
+
+echo "# kernel $(uname -r) ($ZCNET_FLAVOUR), accel $ZCNET_ACCEL, $(nproc) CPUs, $ITERS iterations, ${SECS} s per bandwidth size"
+insmod "$ZCNET_ROOT/net/ddp/zcddp.ko" || exit 1
+
+# listening NS PORT: waits (10 s at most) for a listener.
+listening() {
+  local i
+  for i in $(seq 200); do
+    ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q . && return 0; sleep 0.05
+  done
+  return 1
+}
+
+# Plain TCP.
+ip netns exec b zcbench serve --listen "$B:5301" > "$out/tcp-serve.log" 2>&1 &
+ps=$!
+listening b 5301
+ip netns exec a zcbench tcp --connect "$B:5301" --json "$out/tcp.json" --label tcp \
+  --lat-sizes "$(csv $LAT_SIZES)" --bw-sizes "$(csv $BW_SIZES)" --iters "$ITERS" --seconds "$SECS" \
+  | tee "$out/tcp.txt" || echo "# tcp failed"
+kill $ps 2>/dev/null; wait $ps 2>/dev/null
+
+# zcddp to zcddp.
+ip netns exec b zcbench ddp-serve --listen "$B:5302" > "$out/ddp-serve.log" 2>&1 &
+ps=$!
+listening b 5302
+ip netns exec a zcbench ddp --connect "$B:5302" --json "$out/zcddp.json" --label zcddp \
+  --lat-sizes "$(csv $LAT_SIZES)" --bw-sizes "$(csv $BW_SIZES)" --iters "$ITERS" --seconds "$SECS" \
+  | tee "$out/zcddp.txt" || { echo "# zcddp failed"; cat "$out/ddp-serve.log"; }
+kill $ps 2>/dev/null; wait $ps 2>/dev/null
+
+# siw to siw with perftest.
+siw=
+if modprobe -a siw rdma_ucm 2>/dev/null &&
+   ip netns exec a rdma link add siwa type siw netdev va &&
+   ip netns exec b rdma link add siwb type siw netdev vb; then
+  siw=yes
+else
+  echo "# no siw: siw columns empty"
+fi
+# perf TOOL SIZE ARGS: one perftest run, its result line. perftest's
+# server listens on every address: rdma_cm then listens on every siw
+# device, and siw's listening sockets are not per namespace, so siwb's
+# fails with EADDRINUSE once siwa has one (cma_listen_on_dev, error -98 in
+# the log). So siwa goes while the server starts listening and comes back
+# for the client (its own listen then fails, harmlessly). The server is
+# ready when it says it waits for the client (an rdma_cm listen is no
+# socket that ss shows).
+perf() {
+  local tool=$1 size=$2 port=18515 i; shift 2
+  ip netns exec a rdma link delete siwa
+  ip netns exec b timeout 120 "$tool" -d siwb -R -p $port -s "$size" "$@" > "$out/$tool-$size.s" 2>&1 &
+  local ps=$!
+  for i in $(seq 200); do
+    grep -q 'Waiting for client' "$out/$tool-$size.s" && break
+    kill -0 $ps 2>/dev/null || break
+    sleep 0.05
+  done
+  ip netns exec a rdma link add siwa type siw netdev va
+  ip netns exec a timeout 120 "$tool" -d siwa -R -p $port -s "$size" "$@" "$B" > "$out/$tool-$size.c" 2>&1
+  wait $ps
+  # The result line: the size first, then numbers only.
+  awk -v s="$size" '$1 == s && $2 ~ /^[0-9]+$/ { print; exit }' "$out/$tool-$size.c"
+}
+if [ -n "$siw" ]; then
+  for s in $LAT_SIZES; do
+    # bytes iterations t_min t_max t_typical t_avg ...
+    l=$(perf ib_write_lat "$s" -n "$ITERS")
+    echo "# ib_write_lat $s: ${l:-failed}"
+    # A failure is no one size's: the rest would fail the same way.
+    [ -z "$l" ] && { tail -n 5 "$out/ib_write_lat-$s.s" "$out/ib_write_lat-$s.c"; break; }
+    row siw write_lat "$s" "$(awk '{ print $5 }' <<<"$l")" us
+  done
+  for s in $BW_SIZES; do
+    # bytes iterations BW_peak BW_average[MiB/s] MsgRate
+    l=$(perf ib_write_bw "$s" -D "$SECS")
+    echo "# ib_write_bw $s: ${l:-failed}"
+    [ -z "$l" ] && { tail -n 5 "$out/ib_write_bw-$s.s" "$out/ib_write_bw-$s.c"; break; }
+    row siw write_bw "$s" "$(awk '{ printf "%.3f", $4 * 1.048576 }' <<<"$l")" MB/s
+  done
+fi
+
+# The rping iteration: COUNT iterations of SIZE, its time per iteration.
+# rp NAME SERVER... -- CLIENT...
+rp() {
+  local name=$1 size=$2 count=$3 sv=() cl=(); shift 3
+  while [ "$1" != -- ]; do sv+=("$1"); shift; done; shift; cl=("$@")
+  ip netns exec b timeout 300 "${sv[@]}" -s -a "$B" -p 7174 -S "$size" > "$out/rp-$name-$size.s" 2>&1 &
+  local ps=$!
+  listening b 7174
+  local t0 t1 rc
+  t0=$(date +%s%N)
+  ip netns exec a timeout 300 "${cl[@]}" -c -a "$B" -p 7174 -S "$size" -C "$count" -V > "$out/rp-$name-$size.c" 2>&1
+  rc=$?
+  t1=$(date +%s%N)
+  # rping's server keeps serving (-P is not given: it exits with the client).
+  wait $ps
+  if [ $rc = 0 ]; then
+    row "$name" rping_iter "$size" "$(awk -v a="$t0" -v b="$t1" -v n="$count" 'BEGIN { printf "%.1f", (b - a) / 1000 / n }')" us
+    echo "# rping iteration $name $size: ok"
+  else
+    echo "# rping iteration $name $size: failed ($rc)"; tail -n 3 "$out/rp-$name-$size.c"
+  fi
+}
+for s in 64 65535; do
+  rp zcddp-zcddp $s "$ITERS" zcddp-ping -- zcddp-ping
+  if [ -n "$siw" ]; then
+    rp zcddp-siw $s "$ITERS" rping -- zcddp-ping
+    rp siw-zcddp $s "$ITERS" zcddp-ping -- rping
+    rp siw-siw $s "$ITERS" rping -- rping
+  fi
+done
+
+python3 "$Z/bench-ddp.py" "$out"
