@@ -48,8 +48,9 @@ struct zcnet_vnet_ops {
 	/* The device's timer fired (softirq). */
 	void (*timer)(void *state);
 	/* The device is going: unregistered (no transmit, no poll), its timer
-	 * stopped, its rings still live (frames posted now may still go out
-	 * before the reset). Process context. */
+	 * stopped, its rings still live. Returns once the device has sent
+	 * what it posted (bounded wait), so that the reset drops nothing a
+	 * peer waits for. Process context, may sleep. */
 	void (*teardown)(void *state);
 	/* ethtool -S: how many statistics, their names (ETH_GSTRING_LEN
 	 * bytes each), their values. */

@@ -23,8 +23,14 @@ use super::skbuff::SkBuff;
 use super::text::TextBuf;
 use core::{marker::PhantomData, pin::Pin, ptr::NonNull};
 use kernel::{
-    bindings, error::VTABLE_DEFAULT_ERROR, ffi, new_spinlock, prelude::*, sync::SpinLock,
-    types::ForeignOwnable, uaccess::UserPtr,
+    bindings,
+    error::VTABLE_DEFAULT_ERROR,
+    ffi, new_spinlock,
+    prelude::*,
+    sync::SpinLock,
+    time::{delay::fsleep, Delta},
+    types::ForeignOwnable,
+    uaccess::UserPtr,
 };
 
 /// Bytes of the virtio-net header the device writes in front of each
@@ -37,6 +43,9 @@ pub const RX_HDR: usize = 128;
 const ETH_HLEN: usize = 14;
 /// The largest MTU a receive chain (header buffer and one page) holds.
 pub const MAX_MTU: usize = RX_HDR - HDR_LEN + PAGE_SIZE - ETH_HLEN;
+/// How long (ms) an unbind waits for the device to send what the front
+/// end's teardown posted.
+const TEARDOWN_DRAIN_MS: usize = 200;
 
 /// A bound virtio-net device, lent to a [`Driver`]'s callbacks.
 ///
@@ -583,6 +592,11 @@ impl TxRing {
         self.q as usize
     }
 
+    /// Frames posted that the device has not given back yet.
+    pub fn in_flight(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
     /// Free descriptors.
     pub fn free(&self) -> usize {
         self.vn.tx_free(self.q as usize)
@@ -719,8 +733,9 @@ pub trait Driver: Send + Sync + Sized + 'static {
     fn rx_recycled(&self, _vn: &Vnet, _q: usize, _spec: Spec) {}
 
     /// The device is being unbound: no transmit, poll or timer any more;
-    /// frames posted now may still leave before the device is reset
-    /// (`tx`: queue pair 0's). Bottom halves off.
+    /// frames posted now on `tx` (queue pair 0's) leave before the device
+    /// is reset: the unbind waits for [`Driver::tx_done`] to see them sent
+    /// (up to 200 ms). Bottom halves off.
     fn teardown(&self, _vn: &Vnet, _tx: &SpinLock<TxRing>) {}
 
     /// The standard statistics.
@@ -1023,9 +1038,28 @@ impl<T: Driver> Registration<T> {
     unsafe extern "C" fn teardown_cb(state: *mut ffi::c_void) {
         // SAFETY: The device is still bound.
         let d = unsafe { Self::dev(state) };
-        let _bh = BhGuard::new();
-        if let Some(qp) = d.qp(0) {
+        let Some(qp) = d.qp(0) else {
+            return;
+        };
+        {
+            let _bh = BhGuard::new();
             d.state.teardown(&d.vn, &qp.tx);
+        }
+        // What the teardown posted (a release a peer waits for) must reach
+        // the wire before the reset drops it: the device sends it in its
+        // own time, so wait for the ring to empty, bounded (a device that
+        // never completes only delays the unbind).
+        for _ in 0..TEARDOWN_DRAIN_MS {
+            let busy = {
+                let _bh = BhGuard::new();
+                let mut tx = qp.tx.lock();
+                d.state.tx_done(&d.vn, &mut tx);
+                tx.in_flight() != 0
+            };
+            if !busy {
+                break;
+            }
+            fsleep(Delta::from_millis(1));
         }
     }
 
