@@ -5,9 +5,16 @@
 KTAP_N=0 KTAP_FAILED=0
 echo "KTAP version 1"
 _ktap_diag() { sed 's/^/# /'; }
-t_ok() { KTAP_N=$((KTAP_N + 1)); echo "ok $KTAP_N $1"; }
-t_fail() { KTAP_N=$((KTAP_N + 1)); KTAP_FAILED=$((KTAP_FAILED + 1)); echo "not ok $KTAP_N $1${2:+ # $2}"; }
-t_skip() { KTAP_N=$((KTAP_N + 1)); echo "ok $KTAP_N $1 # SKIP ${2:-}"; }
+# Where a suite's time goes: a "# +N s" line before a result that took 5 s
+# or more since the one before (SECONDS counts from the suite's start).
+_KTAP_T=$SECONDS
+_ktap_time() {
+  [ $((SECONDS - _KTAP_T)) -ge 5 ] && echo "# +$((SECONDS - _KTAP_T)) s (t=${SECONDS} s)"
+  _KTAP_T=$SECONDS
+}
+t_ok() { _ktap_time; KTAP_N=$((KTAP_N + 1)); echo "ok $KTAP_N $1"; }
+t_fail() { _ktap_time; KTAP_N=$((KTAP_N + 1)); KTAP_FAILED=$((KTAP_FAILED + 1)); echo "not ok $KTAP_N $1${2:+ # $2}"; }
+t_skip() { _ktap_time; KTAP_N=$((KTAP_N + 1)); echo "ok $KTAP_N $1 # SKIP ${2:-}"; }
 t_run() {
   local name=$1 out rc; shift
   out=$("$@" 2>&1); rc=$?
@@ -31,6 +38,7 @@ t_expect() {
   if [ "$2" = "$3" ]; then t_ok "$1"; else t_fail "$1" "wanted '$2', got '$3'"; fi
 }
 t_done() {
+  echo "# done at t=${SECONDS} s"
   echo "1..$KTAP_N"
   echo "# $((KTAP_N - KTAP_FAILED)) passed, $KTAP_FAILED failed"
   [ $KTAP_FAILED = 0 ]
