@@ -345,6 +345,7 @@ for i in $(seq 20); do
     sleep 0.01
   done
   echo "$VD" > /sys/bus/virtio/drivers/zcfrag/unbind || ok=0
+  kill $(jobs -p) 2>/dev/null
   wait
   native_up || ok=0
 done
