@@ -279,10 +279,6 @@ t_run "insmod zcfrag (fourth time)" insmod "$(ko zcfrag)"
 # old code armed its freed timer, held open for every cycle.
 t_run "insmod zcnet_slowclose (100 ms in each zf close)" insmod "$(ko zcnet_slowclose)" ms=100
 t_run "zf0 and zf1 (fourth time)" setup_zf
-# The streams' retransmissions resume soon after each recreation (a 20 ms
-# minimum RTO in place of 200): more cycles in the same time, under the
-# same traffic.
-for ns in a b; do ip netns exec $ns sysctl -qw net.ipv4.tcp_rto_min_us=20000; done
 rm -f /tmp/st-stop /tmp/bs-ready1 /tmp/bs-ready2
 p1=$((7000 + RANDOM % 500)) p2=$((7500 + RANDOM % 500))
 setsid ip netns exec b python3 /tmp/zf-stream.py recv "$ZC_IP_B" $p1 /tmp/bs-ready1 > /tmp/bs-rx1 2>&1 &
