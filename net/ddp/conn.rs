@@ -77,6 +77,48 @@ pub(crate) struct Ctx {
     error: Atomic<i32>,
     /// The data path, from start-up on.
     pub(crate) qp: Pin<KBox<Mutex<Qp>>>,
+    /// The work item found the data path busy (or start-up just ended):
+    /// whoever lets it go schedules the work item again.
+    kick: Atomic<u32>,
+    /// A completion wait found the data path busy: whoever lets it go
+    /// wakes it.
+    waiting: Atomic<u32>,
+}
+
+/// The data path's state, locked ([`Ctx::qp`]). Letting it go says whether
+/// the socket is readable (completions to poll, or the connection failed),
+/// which wakes poll/epoll and the completion wait, and schedules the work
+/// item when it found the data path busy meanwhile.
+pub(crate) struct QpGuard<'a, 'b> {
+    g: Guard<'a, Qp, MutexBackend>,
+    ctx: &'a Ctx,
+    sk: &'a Locked<'b>,
+}
+
+impl core::ops::Deref for QpGuard<'_, '_> {
+    type Target = Qp;
+
+    fn deref(&self) -> &Qp {
+        &self.g
+    }
+}
+
+impl core::ops::DerefMut for QpGuard<'_, '_> {
+    fn deref_mut(&mut self) -> &mut Qp {
+        &mut self.g
+    }
+}
+
+impl Drop for QpGuard<'_, '_> {
+    fn drop(&mut self) {
+        self.sk.set_readable(self.g.readable());
+        if self.ctx.waiting.xchg(0, Relaxed) != 0 {
+            self.sk.wake();
+        }
+        if self.ctx.kick.xchg(0, Relaxed) != 0 {
+            self.sk.kick();
+        }
+    }
 }
 
 impl Ctx {
@@ -86,6 +128,8 @@ impl Ctx {
             info: Atomic::new(0),
             error: Atomic::new(0),
             qp: KBox::pin_init(new_mutex!(Qp::new()), GFP_KERNEL)?,
+            kick: Atomic::new(0),
+            waiting: Atomic::new(0),
         })
     }
 
@@ -103,10 +147,14 @@ impl Ctx {
     }
 
     /// Start-up done: RDMA mode with `info`.
-    pub(crate) fn ready(&self, info: &Info, setup: &Setup) -> Result {
-        self.qp().ok_or(EAGAIN)?.start(setup)?;
+    pub(crate) fn ready(&self, sk: &Locked<'_>, info: &Info, setup: &Setup) -> Result {
+        let mut qp = self.qp(sk).ok_or(EAGAIN)?;
+        qp.start(setup)?;
         self.info.store(info.pack(), Relaxed);
         self.state.store(uapi::STATE_RTS, Relaxed);
+        // FPDUs that came with the last start-up bytes: the work item takes
+        // them, whether or not more data arrives.
+        self.kick.store(1, Relaxed);
         Ok(())
     }
 
@@ -117,8 +165,29 @@ impl Ctx {
     /// is released and retaken (`sk_stream_wait_memory`), so waiting for it
     /// with the socket locked could deadlock. Another thread's verb gets
     /// `EAGAIN` meanwhile.
-    pub(crate) fn qp(&self) -> Option<Guard<'_, Qp, MutexBackend>> {
-        self.qp.try_lock()
+    pub(crate) fn qp<'a, 'b>(&'a self, sk: &'a Locked<'b>) -> Option<QpGuard<'a, 'b>> {
+        Some(QpGuard {
+            g: self.qp.try_lock()?,
+            ctx: self,
+            sk,
+        })
+    }
+
+    /// The data path is busy: the next to let it go wakes the socket's
+    /// waiters ([`crate::zcnet::ulp::Locked::wake`]).
+    pub(crate) fn wake_me(&self) {
+        self.waiting.store(1, Relaxed);
+    }
+
+    /// The work item's run: what the socket has queued is processed (a
+    /// peer's RDMA Read served, completions queued), as a verb would.
+    fn progress(&self, sk: &Locked<'_>) {
+        match self.qp(sk) {
+            Some(mut qp) => qp.pump(sk),
+            // A verb is inside, its socket lock released while it waits for
+            // send space: it schedules this again when it is done.
+            None => self.kick.store(1, Relaxed),
+        }
     }
 
     /// Start-up failed with `e`.
@@ -200,6 +269,10 @@ impl Ulp for ZcDdp {
             }
             _ => Err(errno::enoprotoopt()),
         }
+    }
+
+    fn work(sk: &Locked<'_>, ctx: &Ctx) {
+        ctx.progress(sk);
     }
 
     fn getopt(_sk: &TcpSock, ctx: &Ctx, name: i32, out: &mut [u8]) -> Result<usize> {

@@ -780,6 +780,12 @@ impl Qp {
         }
     }
 
+    /// What poll/epoll report as readable: completions to poll, or (in
+    /// RDMA mode) the connection failed.
+    pub(crate) fn readable(&self) -> bool {
+        !self.cq.is_empty() || (self.live && self.error != 0)
+    }
+
     /// Completions are waiting, or the connection failed.
     pub(crate) fn done_waiting(&self) -> bool {
         !self.cq.is_empty() || self.error != 0 || !self.live

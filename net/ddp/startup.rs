@@ -127,7 +127,7 @@ pub(crate) fn run(sk: &Locked<'_>, ctx: &Ctx, val: &[u8]) -> Result {
                 ird: n.ird,
                 ord: n.ord,
             };
-            match ctx.ready(&info, &setup) {
+            match ctx.ready(sk, &info, &setup) {
                 Ok(()) => {
                     sk.nodelay();
                     stat::add(net, s::STARTUP_OK, 1);

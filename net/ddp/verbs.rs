@@ -27,7 +27,7 @@ pub(crate) fn call(sk: &Locked<'_>, ctx: &Ctx, name: i32, val: &[u8]) -> Result 
     match name {
         uapi::REG_MR => {
             let r = uapi::RegMr::parse(val).ok_or(EINVAL)?;
-            let mut qp = ctx.qp().ok_or(EAGAIN)?;
+            let mut qp = ctx.qp(sk).ok_or(EAGAIN)?;
             let stag = qp.reg_mr(sk, r.addr, r.len, r.access)?;
             if let Err(e) = put_u32(r.stag_out, stag) {
                 // Nobody learns the STag: undo.
@@ -38,17 +38,17 @@ pub(crate) fn call(sk: &Locked<'_>, ctx: &Ctx, name: i32, val: &[u8]) -> Result 
         }
         uapi::DEREG_MR => {
             let b: [u8; 4] = val.get(..4).and_then(|b| b.try_into().ok()).ok_or(EINVAL)?;
-            ctx.qp().ok_or(EAGAIN)?.dereg_mr(u32::from_ne_bytes(b))
+            ctx.qp(sk).ok_or(EAGAIN)?.dereg_mr(u32::from_ne_bytes(b))
         }
         uapi::POST_RECV => {
             let r = uapi::Recv::parse(val).ok_or(EINVAL)?;
-            ctx.qp()
+            ctx.qp(sk)
                 .ok_or(EAGAIN)?
                 .post_recv(sk, r.wr_id, r.addr, r.len, r.lkey)
         }
         uapi::POST_SEND => {
             let w = uapi::Send::parse(val).ok_or(EINVAL)?;
-            ctx.qp().ok_or(EAGAIN)?.post_send(sk, &w)
+            ctx.qp(sk).ok_or(EAGAIN)?.post_send(sk, &w)
         }
         uapi::POLL_CQ => poll(sk, ctx, &uapi::Poll::parse(val).ok_or(EINVAL)?),
         _ => Err(crate::errno::enoprotoopt()),
@@ -63,9 +63,22 @@ fn poll(sk: &Locked<'_>, ctx: &Ctx, p: &uapi::Poll) -> Result {
     }
     let mut d = Deadline::after_ms(p.timeout_ms.min(POLL_MAX_MS));
     loop {
-        // Another thread inside the data path (a post waiting for send
-        // space): EAGAIN, as for the posts.
-        let mut qp = ctx.qp().ok_or(EAGAIN)?;
+        // The socket's work item or another thread is inside the data path
+        // (a Read served or a post, waiting for send space): what it
+        // completes wakes this wait; nothing yet when not waiting.
+        let Some(mut qp) = ctx.qp(sk) else {
+            if p.timeout_ms == 0 {
+                return put_u32(p.count_out, 0);
+            }
+            // Set with the socket locked: the holder lets the data path go
+            // only after retaking it, so the wake cannot come before.
+            ctx.wake_me();
+            match sk.wait(&mut d, false) {
+                Ok(()) => continue,
+                Err(e) if e == ETIMEDOUT => return put_u32(p.count_out, 0),
+                Err(e) => return Err(e),
+            }
+        };
         qp.pump(sk);
         if qp.done_waiting() || p.timeout_ms == 0 {
             let cqes = qp.take_cqes(p.max as usize);
@@ -83,12 +96,12 @@ fn poll(sk: &Locked<'_>, ctx: &Ctx, p: &uapi::Poll) -> Result {
             return put_u32(p.count_out, cqes.len() as u32);
         }
         drop(qp);
-        match sk.wait(&mut d) {
+        match sk.wait(&mut d, true) {
             Ok(()) => {}
             Err(e) if e == ETIMEDOUT => return put_u32(p.count_out, 0),
             Err(e) if e == EINTR => return Err(e),
             // The connection ended: flush (the next round reports it).
-            Err(e) => ctx.qp().ok_or(EAGAIN)?.fail_now(e.to_errno()),
+            Err(e) => ctx.qp(sk).ok_or(EAGAIN)?.fail_now(e.to_errno()),
         }
     }
 }

@@ -7,6 +7,7 @@
 #include <net/tcp.h>
 
 #include "ddp_sock.h"
+#include "tcp_ulp.h"
 
 struct zcnet_ddp_rd {
 	u8 *buf;
@@ -60,16 +61,28 @@ int zcnet_helper_ddp_recv_avail(struct sock *sk, void *buf, size_t len)
 	return desc.error ? desc.error : (int)rd.got;
 }
 
-int zcnet_helper_ddp_wait(struct sock *sk, long *timeo)
+int zcnet_helper_ddp_wait(struct sock *sk, long *timeo, bool data)
 {
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
 	int r;
 
-	if (!skb_queue_empty(&sk->sk_receive_queue))
+	if (data && (!skb_queue_empty(&sk->sk_receive_queue) ||
+		     zcnet_helper_tcp_ulp_readable(sk)))
 		return 0;
 	r = zcnet_ddp_rx_end(sk, *timeo);
 	if (r)
 		return r;
-	sk_wait_data(sk, timeo, NULL);
+	/* sk_wait_data(), and also woken by what the socket's work item
+	 * completed meanwhile (it takes the bytes, so the queue may be empty
+	 * again when this thread looks). Without data: any wake-up. */
+	add_wait_queue(sk_sleep(sk), &wait);
+	sk_set_bit(SOCKWQ_ASYNC_WAITDATA, sk);
+	sk_wait_event(sk, timeo,
+		      data && (!skb_queue_empty(&sk->sk_receive_queue) ||
+			       zcnet_helper_tcp_ulp_readable(sk) || READ_ONCE(sk->sk_err) ||
+			       (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN)), &wait);
+	sk_clear_bit(SOCKWQ_ASYNC_WAITDATA, sk);
+	remove_wait_queue(sk_sleep(sk), &wait);
 	return 0;
 }
 

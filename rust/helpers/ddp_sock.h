@@ -37,7 +37,10 @@ long zcnet_helper_ddp_ms_to_jiffies(unsigned int ms);
 /* Copies up to len bytes of sk's stream (locked) into buf without waiting:
  * bytes copied (0: none queued), or -errno. */
 int zcnet_helper_ddp_recv_avail(struct sock *sk, void *buf, size_t len);
-/* Waits (lock released) until data arrives or *timeo runs out: 0 (look
- * again), -ETIMEDOUT, -ECONNRESET, -EINTR, or the socket's error. */
-int zcnet_helper_ddp_wait(struct sock *sk, long *timeo);
+/* Waits (lock released) until data arrives, the ULP marks the socket
+ * readable (zcnet_helper_tcp_ulp_set_readable()) or *timeo runs out; without
+ * data, until any wake-up of the socket's waiters (zcnet_helper_tcp_ulp_wake())
+ * or *timeo runs out: 0 (look again), -ETIMEDOUT, -ECONNRESET, -EINTR, or
+ * the socket's error. */
+int zcnet_helper_ddp_wait(struct sock *sk, long *timeo, bool data);
 #endif

@@ -8,6 +8,7 @@
 #include <linux/pagemap.h>
 #include <linux/socket.h>
 #include <linux/uio.h>
+#include <linux/workqueue.h>
 #include <net/inet_connection_sock.h>
 #include <net/sock.h>
 #include <net/tcp.h>
@@ -112,9 +113,162 @@ static int zcnet_ulp_getsockopt(struct sock *sk, int level, int optname, char __
 	return 0;
 }
 
+/* A socket's own progress (see zcnet_tcp_ulp_cbs.work). */
+struct zcnet_ulp_work {
+	struct work_struct work;
+	struct sock *sk;
+	/* TCP's data_ready (sock_def_readable), called first by the hook. */
+	void (*saved_data_ready)(struct sock *sk);
+	/* Set in close, sk locked: no more scheduling. */
+	bool dead;
+	/* What the ULP last said (zcnet_helper_tcp_ulp_set_readable()). */
+	bool readable;
+};
+
+static struct zcnet_ulp_work *zcnet_ulp_work_of(const struct sock *sk)
+{
+	const struct zcnet_ulp_holder *h = inet_csk(sk)->icsk_ulp_data;
+
+	return h ? h->work : NULL;
+}
+
+static void zcnet_ulp_work_queue(struct sock *sk, struct zcnet_ulp_work *w)
+{
+	if (READ_ONCE(w->dead))
+		return;
+	/* One reference per queued run: the run puts it. */
+	sock_hold(sk);
+	if (!queue_work(system_dfl_long_wq, &w->work))
+		sock_put(sk);
+}
+
+/* sk_data_ready, in softirq (bh_lock_sock) or from the owner's backlog. */
+static void zcnet_ulp_data_ready(struct sock *sk)
+{
+	struct zcnet_ulp_work *w = zcnet_ulp_work_of(sk);
+
+	if (!w)
+		return;
+	w->saved_data_ready(sk);
+	zcnet_ulp_work_queue(sk, w);
+}
+
+static void zcnet_ulp_work_fn(struct work_struct *work)
+{
+	struct zcnet_ulp_work *w = container_of(work, struct zcnet_ulp_work, work);
+	struct sock *sk = w->sk;
+
+	lock_sock(sk);
+	/* close stops the work (and waits for it) before the ULP data goes. */
+	if (!w->dead)
+		zcnet_ulp_cbs->work(sk, inet_csk(sk)->icsk_ulp_data);
+	release_sock(sk);
+	sock_put(sk);
+}
+
+int zcnet_helper_tcp_ulp_work_start(struct sock *sk)
+{
+	struct zcnet_ulp_holder *h = inet_csk(sk)->icsk_ulp_data;
+	struct zcnet_ulp_work *w;
+
+	if (!zcnet_ulp_cbs || !zcnet_ulp_cbs->work || !h)
+		return 0;
+	w = kzalloc(sizeof(*w), GFP_KERNEL);
+	if (!w) {
+		/* Back to TCP's proto: the ULP is not attached. */
+		WRITE_ONCE(sk->sk_prot, zcnet_ulp_base_of(sk));
+		return -ENOMEM;
+	}
+	INIT_WORK(&w->work, zcnet_ulp_work_fn);
+	w->sk = sk;
+	h->work = w;
+	write_lock_bh(&sk->sk_callback_lock);
+	w->saved_data_ready = sk->sk_data_ready;
+	WRITE_ONCE(sk->sk_data_ready, zcnet_ulp_data_ready);
+	write_unlock_bh(&sk->sk_callback_lock);
+	return 0;
+}
+
+void zcnet_helper_tcp_ulp_work_free(struct zcnet_ulp_work *w)
+{
+	kfree(w);
+}
+
+/* Removes the hook (sk locked): data_ready runs under the socket's spinlock
+ * or its owner, so none is inside the hook afterwards. */
+static void zcnet_ulp_work_unhook(struct sock *sk, struct zcnet_ulp_work *w)
+{
+	write_lock_bh(&sk->sk_callback_lock);
+	if (!w->dead) {
+		WRITE_ONCE(sk->sk_data_ready, w->saved_data_ready);
+		WRITE_ONCE(w->dead, true);
+	}
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* In close, before TCP's: no run pending or running when it returns. */
+static void zcnet_ulp_work_stop(struct sock *sk)
+{
+	struct zcnet_ulp_work *w = zcnet_ulp_work_of(sk);
+
+	if (!w)
+		return;
+	lock_sock(sk);
+	zcnet_ulp_work_unhook(sk, w);
+	release_sock(sk);
+	/* A run that was queued and now will not run: its reference. */
+	if (cancel_work_sync(&w->work))
+		sock_put(sk);
+}
+
+void zcnet_helper_tcp_ulp_set_readable(struct sock *sk, bool readable)
+{
+	struct zcnet_ulp_work *w = zcnet_ulp_work_of(sk);
+	bool was;
+
+	if (!w)
+		return;
+	was = w->readable;
+	WRITE_ONCE(w->readable, readable);
+	if (readable && !was && !w->dead)
+		w->saved_data_ready(sk);
+}
+
+void zcnet_helper_tcp_ulp_wake(struct sock *sk)
+{
+	struct zcnet_ulp_work *w = zcnet_ulp_work_of(sk);
+
+	if (w && !w->dead)
+		w->saved_data_ready(sk);
+}
+
+bool zcnet_helper_tcp_ulp_readable(struct sock *sk)
+{
+	struct zcnet_ulp_work *w = zcnet_ulp_work_of(sk);
+
+	return w && READ_ONCE(w->readable);
+}
+
+void zcnet_helper_tcp_ulp_kick(struct sock *sk)
+{
+	struct zcnet_ulp_work *w = zcnet_ulp_work_of(sk);
+
+	if (w)
+		zcnet_ulp_work_queue(sk, w);
+}
+
+/* proto.sock_is_readable (tcp_poll): the ULP's own readiness. The poller
+ * holds the file, so close (and the ULP data's release) has not run. */
+static bool zcnet_ulp_sock_is_readable(struct sock *sk)
+{
+	return zcnet_helper_tcp_ulp_readable(sk);
+}
+
 static void zcnet_ulp_close(struct sock *sk, long timeout)
 {
 	struct proto *base = zcnet_ulp_base_of(sk);
+
+	zcnet_ulp_work_stop(sk);
 
 	WRITE_ONCE(sk->sk_prot, base);
 	base->close(sk, timeout);
@@ -123,6 +277,14 @@ static void zcnet_ulp_close(struct sock *sk, long timeout)
 static void zcnet_ulp_destroy(struct sock *sk)
 {
 	struct proto *base = zcnet_ulp_base_of(sk);
+	struct zcnet_ulp_work *w = zcnet_ulp_work_of(sk);
+
+	/* Never closed (not a socket of a file): no run was queued through a
+	 * file's verbs; take the hook away before the ULP data goes. */
+	if (w && !w->dead) {
+		WRITE_ONCE(sk->sk_data_ready, w->saved_data_ready);
+		WRITE_ONCE(w->dead, true);
+	}
 
 	/* A child destroyed unaccepted never reaches close. */
 	WRITE_ONCE(sk->sk_prot, base);
@@ -151,6 +313,9 @@ int zcnet_helper_tcp_ulp_install(struct sock *sk)
 			zcnet_ulp_prot[fam].getsockopt = zcnet_ulp_getsockopt;
 			zcnet_ulp_prot[fam].close = zcnet_ulp_close;
 			zcnet_ulp_prot[fam].destroy = zcnet_ulp_destroy;
+			if (zcnet_ulp_cbs->work)
+				zcnet_ulp_prot[fam].sock_is_readable =
+					zcnet_ulp_sock_is_readable;
 			smp_store_release(&zcnet_ulp_base[fam], prot);
 		}
 		mutex_unlock(&zcnet_ulp_mutex);

@@ -27,6 +27,25 @@ struct zcnet_tcp_ulp_cbs {
 	int (*getopt)(struct sock *sk, void *ctx, int name, void *val, unsigned int len);
 	/* Optional: TCP's own option name was set on sk (socket locked). */
 	void (*tcp_opt_set)(struct sock *sk, void *ctx, int name);
+	/*
+	 * Optional: the socket's own progress. With it, every socket of the
+	 * ULP gets a work item that data arriving (sk_data_ready) schedules,
+	 * holding a socket reference, and that calls work(sk, ctx) in process
+	 * context with sk locked; and sk is readable for poll/epoll while the
+	 * ULP says so (zcnet_helper_tcp_ulp_set_readable()). Stopped (hook
+	 * removed, work cancelled) in close.
+	 */
+	void (*work)(struct sock *sk, void *ctx);
+};
+
+/*
+ * The head of the ULP data (icsk_ulp_data) of a socket of this layer: the
+ * Rust side's Holder (rust/zcnet/ulp.rs) starts with these fields.
+ */
+struct zcnet_ulp_work;
+struct zcnet_ulp_holder {
+	struct callback_head rcu;
+	struct zcnet_ulp_work *work;	/* NULL without cbs->work */
 };
 
 /* The callbacks, set once before the ULP is registered. */
@@ -36,6 +55,28 @@ void zcnet_helper_tcp_ulp_set_cbs(const struct zcnet_tcp_ulp_cbs *cbs);
 int zcnet_helper_tcp_ulp_install(struct sock *sk);
 void *zcnet_helper_tcp_ulp_ctx(const struct sock *sk);
 void zcnet_helper_tcp_ulp_set_ctx(struct sock *sk, void *ctx);
+/*
+ * In the ULP's init, after zcnet_helper_tcp_ulp_install() (sk locked, its
+ * holder set): the socket's work item and data_ready hook (0, or -ENOMEM
+ * with TCP's proto put back).
+ */
+int zcnet_helper_tcp_ulp_work_start(struct sock *sk);
+/* Frees what zcnet_helper_tcp_ulp_work_start() allocated (the holder's
+ * work, NULL allowed), once the socket is gone. */
+void zcnet_helper_tcp_ulp_work_free(struct zcnet_ulp_work *w);
+/*
+ * sk (locked) is readable for poll/epoll (or not) beyond TCP's own bytes;
+ * becoming readable wakes its waiters (poll, epoll, a thread in
+ * zcnet_helper_ddp_wait()). No effect without a work item.
+ */
+void zcnet_helper_tcp_ulp_set_readable(struct sock *sk, bool readable);
+/* Wakes sk's waiters (poll, epoll, zcnet_helper_ddp_wait()). */
+void zcnet_helper_tcp_ulp_wake(struct sock *sk);
+/* Whether the ULP said sk is readable. */
+bool zcnet_helper_tcp_ulp_readable(struct sock *sk);
+/* Schedules sk's work item (a socket reference held for it), unless it is
+ * pending or the socket is closing. */
+void zcnet_helper_tcp_ulp_kick(struct sock *sk);
 /* TCP's own sendmsg / recvmsg for sk (the base proto). */
 int zcnet_helper_tcp_base_sendmsg(struct sock *sk, struct msghdr *msg, size_t size);
 int zcnet_helper_tcp_base_recvmsg(struct sock *sk, struct msghdr *msg, size_t len, int flags);
@@ -77,7 +118,6 @@ void zcnet_helper_tcp_uncork(struct sock *sk);
  */
 int zcnet_helper_tcp_send_pages(struct sock *sk, struct page **pages, unsigned int n,
 				unsigned int flags);
-#endif
 
 struct sk_buff;
 /*
@@ -130,3 +170,4 @@ void zcnet_helper_msg_advance(struct msghdr *msg, size_t n);
 void zcnet_helper_tcp_ulp_clone_ref(void);
 /* Every byte of uaddr..uaddr+len lies in a readable mapping (no fault-in). */
 bool zcnet_helper_user_readable(unsigned long uaddr, size_t len);
+#endif

@@ -89,11 +89,13 @@ impl Locked<'_> {
         Ok(r as usize)
     }
 
-    /// Waits (lock released) for more bytes, at most until `d` runs out:
-    /// `Ok` to look again, or why nothing more can come.
-    pub fn wait(&self, d: &mut Deadline) -> Result {
+    /// Waits (lock released) for more bytes or for the socket to be marked
+    /// readable ([`Locked::set_readable`]) -- without `data`, for any
+    /// wake-up ([`Locked::wake`]) -- at most until `d` runs out: `Ok` to
+    /// look again, or why nothing more can come.
+    pub fn wait(&self, d: &mut Deadline, data: bool) -> Result {
         // SAFETY: By the type invariant the socket is locked; `d.0` is
         // writable.
-        to_result(unsafe { ext::zcnet_helper_ddp_wait(self.as_raw(), &mut d.0) })
+        to_result(unsafe { ext::zcnet_helper_ddp_wait(self.as_raw(), &mut d.0, data) })
     }
 }

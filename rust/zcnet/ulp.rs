@@ -280,6 +280,35 @@ impl Drop for SockGuard<'_> {
     }
 }
 
+impl TcpSock {
+    /// Schedules the socket's work item ([`Ulp::work`]), unless it is
+    /// pending or the socket is closing; no effect for a ULP without one.
+    /// Any context.
+    pub fn kick(&self) {
+        // SAFETY: The socket is live, and so its ULP data (released only
+        // after close, which stops the work item first).
+        unsafe { ext::zcnet_helper_tcp_ulp_kick(self.as_raw()) }
+    }
+}
+
+impl Locked<'_> {
+    /// Whether poll/epoll report the socket readable beyond TCP's own bytes
+    /// (a ULP with [`Ulp::work`] only). Becoming readable wakes the
+    /// socket's waiters: poll, epoll, and a thread waiting for data.
+    pub fn set_readable(&self, readable: bool) {
+        // SAFETY: By the type invariant the socket is locked; its ULP data
+        // is live in the ULP's callbacks.
+        unsafe { ext::zcnet_helper_tcp_ulp_set_readable(self.as_raw(), readable) }
+    }
+
+    /// Wakes the socket's waiters (a ULP with [`Ulp::work`] only).
+    pub fn wake(&self) {
+        // SAFETY: By the type invariant the socket is locked; its ULP data
+        // is live in the ULP's callbacks.
+        unsafe { ext::zcnet_helper_tcp_ulp_wake(self.as_raw()) }
+    }
+}
+
 /// A socket its caller holds locked (`lock_sock`) for the borrow: what a
 /// ULP's option callbacks get, for calls that need the lock held
 /// (`rust/zcnet/ddp_sock.rs`).
@@ -397,13 +426,24 @@ pub trait Ulp: Sync + 'static {
     /// TCP's own option `name` (`SOL_TCP`) was set on the socket (locked):
     /// the ULP notes what it depends on.
     fn tcp_option_set(_sk: &TcpSock, _ctx: &Self::Ctx, _name: i32) {}
+
+    /// The socket's own progress, in a work item (process context, socket
+    /// locked) that data arriving schedules, and [`TcpSock::kick`].
+    /// Implementing it (with [`Ulp::sendmsg`]) also makes the socket
+    /// readable for poll/epoll while [`Locked::set_readable`] says so.
+    /// Close stops it before the state goes.
+    fn work(_sk: &Locked<'_>, _ctx: &Self::Ctx) {}
 }
 
 /// A socket's state as the ULP data pointer holds it: freed after an RCU
 /// grace period.
+///
+/// Its first fields are `struct zcnet_ulp_holder` of `tcp_ulp.h`.
 #[repr(C)]
 struct Holder<C> {
     rcu: Opaque<bindings::callback_head>,
+    /// The socket's work item (C), or null.
+    work: *mut ext::zcnet_ulp_work,
     ctx: C,
 }
 
@@ -434,6 +474,11 @@ impl<T: Ulp> Registration<T> {
         getopt: Some(Adapter::<T>::getopt_cb),
         tcp_opt_set: if T::HAS_TCP_OPTION_SET {
             Some(Adapter::<T>::tcp_opt_set_cb)
+        } else {
+            None
+        },
+        work: if T::HAS_WORK {
+            Some(Adapter::<T>::work_cb)
         } else {
             None
         },
@@ -512,6 +557,7 @@ impl<T: Ulp> Adapter<T> {
         let h = KBox::new(
             Holder {
                 rcu: Opaque::uninit(),
+                work: core::ptr::null_mut(),
                 ctx,
             },
             flags,
@@ -540,6 +586,13 @@ impl<T: Ulp> Adapter<T> {
                     unsafe { Self::free_now(sk) };
                     return Err(Error::from_errno(r));
                 }
+                // SAFETY: `sk` is valid and locked, its holder set above.
+                let r = unsafe { ext::zcnet_helper_tcp_ulp_work_start(sk) };
+                if r != 0 {
+                    // SAFETY: As above: the helper put TCP's proto back.
+                    unsafe { Self::free_now(sk) };
+                    return Err(Error::from_errno(r));
+                }
             }
             Ok(0)
         })
@@ -557,7 +610,9 @@ impl<T: Ulp> Adapter<T> {
         unsafe { ext::zcnet_helper_tcp_ulp_set_ctx(sk, core::ptr::null_mut()) };
         if !h.is_null() {
             // SAFETY: `h` came from `KBox::into_raw` in `set`, nobody else holds it.
-            drop(unsafe { KBox::from_raw(h) });
+            let h = unsafe { KBox::from_raw(h) };
+            // SAFETY: Its work item, if any, never ran (the socket stayed locked).
+            unsafe { ext::zcnet_helper_tcp_ulp_work_free(h.work) };
         }
     }
 
@@ -587,7 +642,10 @@ impl<T: Ulp> Adapter<T> {
     unsafe extern "C" fn free_rcu(head: *mut bindings::callback_head) {
         // SAFETY: `rcu` is the first field of the `repr(C)` holder, which came
         // from `KBox::into_raw`.
-        drop(unsafe { KBox::from_raw(head.cast::<Holder<T::Ctx>>()) });
+        let h = unsafe { KBox::from_raw(head.cast::<Holder<T::Ctx>>()) };
+        // SAFETY: The socket closed (its work item stopped) or never had one
+        // running; nothing refers to it any more.
+        unsafe { ext::zcnet_helper_tcp_ulp_work_free(h.work) };
     }
 
     /// # Safety
@@ -708,6 +766,19 @@ impl<T: Ulp> Adapter<T> {
                 Err(e) => e.to_errno(),
             },
             None => super::errno::enoprotoopt().to_errno(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// The socket's work item: a live socket, locked, and its holder.
+    unsafe extern "C" fn work_cb(sk: *mut bindings::sock, ctx: *mut ffi::c_void) {
+        // SAFETY: The socket is live for the call.
+        let s = unsafe { TcpSock::from_raw(sk) };
+        // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
+        if let Some(h) = unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
+            // INVARIANT: The work item locked the socket for the call.
+            T::work(&Locked(s), &h.ctx);
         }
     }
 

@@ -20,6 +20,9 @@
 #     over 512, data before the reply, a close mid-frame, a wrong RTR, a
 #     bad CRC, a rejecting / wrong-key / silent responder
 #   - /proc/net/zcddp_stat moves as it must; rmmod after close
+#   - zcddp-poll: a peer's RDMA Read served and a Send's completion
+#     queued while the application sleeps; poll(2) POLLIN for pending
+#     completions only
 #   - zcddp-copy: a 4 MiB file (CRC) and a 1-byte file RDMA-Written,
 #     Read back and compared byte for byte, the server's hash checked
 . "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
@@ -417,6 +420,26 @@ listening b $PORT
 out=$(ip netns exec a capsh --drop=cap_ipc_lock -- -c "ulimit -l 64 && exec python3 $PEER memlock $ZC_IP_B $PORT" 2>&1)
 wait $pb
 t_expect "RLIMIT_MEMLOCK 64 KiB: 16 KiB registered, 1 MiB ENOMEM" "ok ENOMEM" "$out"
+
+echo "# t=$(( $(date +%s) - t0 )) s: zcddp-poll"
+# Progress without the application and readiness: b's server makes no zcddp
+# call for 3 s while a's client RDMA-Reads its region (the Read must
+# complete within 2 s) and Writes a page into it; b's socket must then not
+# be readable (nothing to poll), become readable (poll(2) POLLIN) when a's
+# Send arrives, and give that receive to a completion poll that does not
+# wait.
+ip netns exec b timeout 60 zcddp-poll -s -a "$ZC_IP_B" -p $PORT > /tmp/ps 2>&1 &
+pb=$!
+listening b $PORT
+ip netns exec a timeout 60 zcddp-poll -c -a "$ZC_IP_B" -p $PORT > /tmp/pc 2>&1
+rc=$?
+wait $pb
+rs=$?
+[ $rc = 0 ] || sed 's/^/# client: /' /tmp/pc | tail -n 3
+[ $rs = 0 ] || sed 's/^/# server: /' /tmp/ps | tail -n 3
+t_expect "a peer's RDMA Read served while the application sleeps" 0 "$rc"
+t_expect "poll: not readable with nothing to poll, POLLIN on a completion" 0 "$rs"
+echo "# zcddp-poll: $(cat /tmp/pc /tmp/ps | tr '\n' ' ')"
 
 echo "# t=$(( $(date +%s) - t0 )) s: zcddp-copy"
 # zcddp-copy: a file RDMA-Written into b's region, Read back and compared

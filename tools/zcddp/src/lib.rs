@@ -16,7 +16,7 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 //!
-//! No dependency: the two libc calls are declared here, each behind one
+//! No dependency: the three libc calls are declared here, each behind one
 //! small function with its `// SAFETY:` argument.
 
 use std::ffi::{c_int, c_void};
@@ -67,9 +67,40 @@ pub const STATE_RTS: u32 = 2;
 /// Failed.
 pub const STATE_ERROR: u32 = 3;
 
+/// `struct pollfd`.
+#[repr(C)]
+// `fd` and `events` are read by the kernel only.
+#[allow(dead_code)]
+struct PollFd {
+    fd: c_int,
+    events: i16,
+    revents: i16,
+}
+
+/// `POLLIN`.
+const POLLIN: i16 = 1;
+
 extern "C" {
     fn setsockopt(fd: c_int, level: c_int, name: c_int, val: *const c_void, len: u32) -> c_int;
     fn getsockopt(fd: c_int, level: c_int, name: c_int, val: *mut c_void, len: *mut u32) -> c_int;
+    fn poll(fds: *mut PollFd, nfds: std::ffi::c_ulong, timeout: c_int) -> c_int;
+}
+
+/// `poll(2)` for `POLLIN` on the socket, waiting up to `timeout_ms`: whether
+/// it is readable. In RDMA mode a zcddp socket is readable while
+/// completions wait to be polled (or the connection failed).
+pub fn readable(sock: &impl AsRawFd, timeout_ms: i32) -> io::Result<bool> {
+    let mut p = PollFd {
+        fd: sock.as_raw_fd(),
+        events: POLLIN,
+        revents: 0,
+    };
+    // SAFETY: `p` is one writable `struct pollfd` for the call.
+    let r = unsafe { poll(&mut p, 1, timeout_ms) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(r > 0 && p.revents & POLLIN != 0)
 }
 
 fn set_opt(fd: RawFd, level: c_int, name: c_int, val: &[u8]) -> io::Result<()> {
@@ -448,6 +479,21 @@ pub fn post_send(sock: &impl AsRawFd, w: &SendWr) -> io::Result<()> {
     set_opt(sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_POST_SEND, &b)
 }
 
+/// Posts a signaled Send of the first `len` bytes of `mr`.
+pub fn post_send_msg<S: AsRawFd>(sock: &S, mr: &Mr<'_, S>, len: u32) -> io::Result<()> {
+    post_send(
+        sock,
+        &SendWr {
+            opcode: WR_SEND,
+            flags: SEND_SIGNALED,
+            addr: mr.addr(),
+            len,
+            lkey: mr.stag(),
+            ..SendWr::default()
+        },
+    )
+}
+
 /// A completion (`struct zcddp_cqe`).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Cqe {
@@ -521,5 +567,136 @@ mod tests {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let e = attach(&l).unwrap_err();
         assert!(matches!(e.raw_os_error(), Some(2) | Some(107)), "{e}");
+    }
+}
+
+/// Two big-endian words at the start of `b` (a tool's 16-byte message).
+pub fn put_words(b: &mut [u8], a: u64, c: u64) {
+    b[0..8].copy_from_slice(&a.to_be_bytes());
+    b[8..16].copy_from_slice(&c.to_be_bytes());
+}
+
+/// The two words [`put_words`] wrote.
+pub fn get_words(b: &[u8]) -> (u64, u64) {
+    let a = u64::from_be_bytes(b[0..8].try_into().unwrap_or_default());
+    let c = u64::from_be_bytes(b[8..16].try_into().unwrap_or_default());
+    (a, c)
+}
+
+/// A tool's number argument: `what` names it in the error.
+pub fn num_arg<T: std::str::FromStr>(v: Option<String>, what: &str) -> Result<T, String> {
+    v.and_then(|s| s.parse().ok())
+        .ok_or_else(|| format!("{what}: a number"))
+}
+
+/// MPA start-up as initiator or responder with `flags` (`F_*`); the error
+/// as a tool prints it.
+pub fn start_as(sock: &impl AsRawFd, initiator: bool, flags: u32) -> Result<(), String> {
+    let mut p = if initiator {
+        Params::initiator()
+    } else {
+        Params::responder()
+    };
+    p.flags = flags;
+    startup(sock, &p).map_err(|e| format!("MPA start-up: {e}"))?;
+    Ok(())
+}
+
+/// A tool's side: the server's accepted or the client's connected socket
+/// ([`establish`]) given to `server` or `client`.
+pub fn run_side<R>(
+    server: bool,
+    addr: &str,
+    port: u16,
+    on_server: impl FnOnce(&std::net::TcpStream) -> Result<R, String>,
+    on_client: impl FnOnce(&std::net::TcpStream) -> Result<R, String>,
+) -> Result<R, String> {
+    let s = establish(server, addr, port).map_err(|e| e.to_string())?;
+    if server {
+        on_server(&s)
+    } else {
+        on_client(&s)
+    }
+}
+
+/// A tool's `main`: its options from `parse` (exit status 2 on an error),
+/// then `run` (1 on an error), errors printed after `name`.
+pub fn tool_main<O>(
+    name: &str,
+    parse: impl FnOnce() -> Result<O, String>,
+    run: impl FnOnce(&O) -> Result<(), String>,
+) -> std::process::ExitCode {
+    let o = match parse() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    match run(&o) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            std::process::ExitCode::from(1)
+        }
+    }
+}
+
+/// Which side a tool plays and where: `-s` (server, the default `-c`
+/// client), `-a ADDR`, `-p PORT`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Side {
+    /// `-s`.
+    pub server: bool,
+    /// `-a ADDR`: where the server listens.
+    pub addr: String,
+    /// `-p PORT`.
+    pub port: u16,
+}
+
+impl Side {
+    /// The client of port 7174 (no address yet).
+    pub fn new() -> Self {
+        Self {
+            server: false,
+            addr: String::new(),
+            port: 7174,
+        }
+    }
+
+    /// Takes `a` (and its value from `args`) if it is one of `Side`'s
+    /// arguments: whether it was.
+    pub fn arg(
+        &mut self,
+        a: &str,
+        args: &mut impl Iterator<Item = String>,
+    ) -> Result<bool, String> {
+        match a {
+            "-s" => self.server = true,
+            "-c" => self.server = false,
+            "-a" => self.addr = args.next().ok_or("-a ADDR")?,
+            "-p" => self.port = num_arg(args.next(), "-p PORT")?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The connection ([`run_side`]) given to `on_server` or `on_client`;
+    /// `-a` is required.
+    pub fn run<R>(
+        &self,
+        on_server: impl FnOnce(&std::net::TcpStream) -> Result<R, String>,
+        on_client: impl FnOnce(&std::net::TcpStream) -> Result<R, String>,
+    ) -> Result<R, String> {
+        if self.addr.is_empty() {
+            return Err("-a ADDR is required".into());
+        }
+        run_side(self.server, &self.addr, self.port, on_server, on_client)
+    }
+}
+
+impl Default for Side {
+    fn default() -> Self {
+        Self::new()
     }
 }

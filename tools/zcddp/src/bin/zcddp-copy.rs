@@ -28,7 +28,7 @@ use std::io;
 use std::net::TcpStream;
 use std::process::ExitCode;
 use std::time::Instant;
-use zcddp::{Cqe, Mr, Params, SendWr};
+use zcddp::{Cqe, Mr, SendWr};
 
 const WAIT_MS: u32 = 10000;
 const MSG: usize = 16;
@@ -101,17 +101,6 @@ fn wait(s: &TcpStream, opcode: u32) -> Result<Cqe, String> {
     zcddp::wait_for(s, opcode, WAIT_MS).map_err(|e| e.to_string())
 }
 
-fn put(b: &mut [u8], a: u64, c: u64) {
-    b[0..8].copy_from_slice(&a.to_be_bytes());
-    b[8..16].copy_from_slice(&c.to_be_bytes());
-}
-
-fn get(b: &[u8]) -> (u64, u64) {
-    let a = u64::from_be_bytes(b[0..8].try_into().unwrap_or_default());
-    let c = u64::from_be_bytes(b[8..16].try_into().unwrap_or_default());
-    (a, c)
-}
-
 /// Sends `mr`'s first MSG bytes and waits for the peer's answer in `recv`
 /// (posted again after): the answer's two words.
 fn exchange(
@@ -124,21 +113,13 @@ fn exchange(
     if c.byte_len as usize != MSG {
         return Err(format!("received bogus message, size {}", c.byte_len));
     }
-    let r = get(recv.bytes());
+    let r = zcddp::get_words(recv.bytes());
     zcddp::post_recv(s, 1, recv, 0, MSG as u32).map_err(|e| err("post recv", e))?;
     Ok(r)
 }
 
 fn send(s: &TcpStream, mr: &Mr<'_, TcpStream>) -> Result<(), String> {
-    let w = SendWr {
-        opcode: zcddp::WR_SEND,
-        flags: zcddp::SEND_SIGNALED,
-        addr: mr.addr(),
-        len: MSG as u32,
-        lkey: mr.stag(),
-        ..SendWr::default()
-    };
-    zcddp::post_send(s, &w).map_err(|e| err("post send", e))
+    zcddp::post_send_msg(s, mr, MSG as u32).map_err(|e| err("post send", e))
 }
 
 /// RDMA Writes (`read` false) or Reads `mr` to / from the peer's region at
@@ -198,8 +179,8 @@ fn client(s: &TcpStream, o: &Opts) -> Result<(), String> {
     src.bytes_mut()[..len].copy_from_slice(&data);
     let back = Mr::new(s, len, zcddp::ACCESS_LOCAL_WRITE).map_err(|e| err("reg sink", e))?;
     zcddp::post_recv(s, 1, &recv, 0, MSG as u32).map_err(|e| err("post recv", e))?;
-    startup(s, o, true)?;
-    put(sendb.bytes_mut(), len as u64, hash);
+    zcddp::start_as(s, true, o.flags)?;
+    zcddp::put_words(sendb.bytes_mut(), len as u64, hash);
     let (raddr, w) = exchange(s, &sendb, &recv)?;
     let (rkey, rlen) = ((w >> 32) as u32, w as u32 as usize);
     if rlen < len {
@@ -216,7 +197,7 @@ fn client(s: &TcpStream, o: &Opts) -> Result<(), String> {
         .zip(back.bytes())
         .position(|(a, b)| a != b)
         .map(|i| format!("byte {i} read back differs"));
-    put(sendb.bytes_mut(), len as u64, hash);
+    zcddp::put_words(sendb.bytes_mut(), len as u64, hash);
     let (ok, _) = exchange(s, &sendb, &recv)?;
     if let Some(b) = bad {
         return Err(b);
@@ -239,12 +220,12 @@ fn server(s: &TcpStream, o: &Opts) -> Result<(), String> {
     let recv = Mr::new(s, MSG, zcddp::ACCESS_LOCAL_WRITE).map_err(|e| err("reg recv", e))?;
     let mut sendb = Mr::new(s, MSG, 0).map_err(|e| err("reg send", e))?;
     zcddp::post_recv(s, 1, &recv, 0, MSG as u32).map_err(|e| err("post recv", e))?;
-    startup(s, o, false)?;
+    zcddp::start_as(s, false, o.flags)?;
     let c = wait(s, zcddp::WC_RECV)?;
     if c.byte_len as usize != MSG {
         return Err(format!("received bogus message, size {}", c.byte_len));
     }
-    let (len, hash) = get(recv.bytes());
+    let (len, hash) = zcddp::get_words(recv.bytes());
     if len > MAX_LEN {
         return Err(format!(
             "the client asks for {len} bytes, more than {MAX_LEN}"
@@ -256,7 +237,7 @@ fn server(s: &TcpStream, o: &Opts) -> Result<(), String> {
     if o.verbose {
         println!("server region {len} bytes stag={:#x}", region.stag());
     }
-    put(
+    zcddp::put_words(
         sendb.bytes_mut(),
         region.addr(),
         (u64::from(region.stag()) << 32) | len,
@@ -278,10 +259,10 @@ fn server(s: &TcpStream, o: &Opts) -> Result<(), String> {
     if c.byte_len as usize != MSG {
         return Err(format!("received bogus message, size {}", c.byte_len));
     }
-    let (len2, hash2) = get(recv.bytes());
+    let (len2, hash2) = zcddp::get_words(recv.bytes());
     let got = fnv1a(&region.bytes()[..len as usize]);
     let ok = len2 == len && hash2 == hash && got == hash;
-    put(sendb.bytes_mut(), u64::from(ok), got);
+    zcddp::put_words(sendb.bytes_mut(), u64::from(ok), got);
     send(s, &sendb)?;
     wait(s, zcddp::WR_SEND)?;
     if !ok {
@@ -296,39 +277,14 @@ fn server(s: &TcpStream, o: &Opts) -> Result<(), String> {
     Ok(())
 }
 
-fn startup(s: &TcpStream, o: &Opts, initiator: bool) -> Result<(), String> {
-    let mut p = if initiator {
-        Params::initiator()
-    } else {
-        Params::responder()
-    };
-    p.flags = o.flags;
-    zcddp::startup(s, &p).map_err(|e| err("MPA start-up", e))?;
-    Ok(())
-}
-
-fn run(o: &Opts) -> Result<(), String> {
-    let s = zcddp::establish(o.server, &o.addr, o.port).map_err(|e| e.to_string())?;
-    if o.server {
-        server(&s, o)
-    } else {
-        client(&s, o)
-    }
-}
-
 fn main() -> ExitCode {
-    let o = match parse() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("zcddp-copy: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&o) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("zcddp-copy: {e}");
-            ExitCode::from(1)
-        }
-    }
+    zcddp::tool_main("zcddp-copy", parse, |o| {
+        zcddp::run_side(
+            o.server,
+            &o.addr,
+            o.port,
+            |s| server(s, o),
+            |s| client(s, o),
+        )
+    })
 }

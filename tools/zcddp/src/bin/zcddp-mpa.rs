@@ -38,11 +38,6 @@ struct Opts {
     serve: Option<(u64, u32)>,
 }
 
-fn num<T: std::str::FromStr>(v: Option<String>, what: &str) -> Result<T, String> {
-    v.and_then(|s| s.parse().ok())
-        .ok_or_else(|| format!("{what}: a number"))
-}
-
 fn parse() -> Result<Opts, String> {
     let mut o = Opts {
         server: false,
@@ -61,7 +56,7 @@ fn parse() -> Result<Opts, String> {
             "-s" => o.server = true,
             "-c" => o.server = false,
             "-a" => o.addr = args.next().ok_or("-a ADDR")?,
-            "-p" => o.port = num(args.next(), "-p")?,
+            "-p" => o.port = zcddp::num_arg(args.next(), "-p")?,
             "--crc" => flags |= F_CRC,
             "--crc-strict" => flags |= F_CRC_STRICT,
             "--markers" => flags |= F_MARKERS,
@@ -79,15 +74,15 @@ fn parse() -> Result<Opts, String> {
                 }
                 rtr = Some(r);
             }
-            "--rev" => rev = num(args.next(), "--rev")?,
-            "--ird" => ird = num(args.next(), "--ird")?,
-            "--ord" => ord = num(args.next(), "--ord")?,
+            "--rev" => rev = zcddp::num_arg(args.next(), "--rev")?,
+            "--ird" => ird = zcddp::num_arg(args.next(), "--ird")?,
+            "--ord" => ord = zcddp::num_arg(args.next(), "--ord")?,
             "--pd" => pd = args.next().ok_or("--pd TEXT")?.into_bytes(),
-            "--timeout" => timeout = num(args.next(), "--timeout")?,
-            "--hold" => o.hold_ms = num(args.next(), "--hold")?,
+            "--timeout" => timeout = zcddp::num_arg(args.next(), "--timeout")?,
+            "--hold" => o.hold_ms = zcddp::num_arg(args.next(), "--hold")?,
             "--no-startup" => o.startup = false,
             "--serve" => {
-                let ms = num(args.next(), "--serve MS")?;
+                let ms = zcddp::num_arg(args.next(), "--serve MS")?;
                 let mut acc = 0;
                 for c in args.next().ok_or("--serve MS ACCESS")?.chars() {
                     acc |= match c {

@@ -22,7 +22,7 @@
 use std::io;
 use std::net::TcpStream;
 use std::process::ExitCode;
-use zcddp::{Cqe, Mr, Params, SendWr};
+use zcddp::{Cqe, Mr, SendWr};
 
 const WAIT_MS: u32 = 10000;
 const INFO_LEN: usize = 16;
@@ -95,15 +95,7 @@ fn info(buf: &mut [u8], addr: u64, stag: u32, size: u32) {
 }
 
 fn send(s: &TcpStream, mr: &Mr<'_, TcpStream>) -> Result<(), String> {
-    let w = SendWr {
-        opcode: zcddp::WR_SEND,
-        flags: zcddp::SEND_SIGNALED,
-        addr: mr.addr(),
-        len: INFO_LEN as u32,
-        lkey: mr.stag(),
-        ..SendWr::default()
-    };
-    zcddp::post_send(s, &w).map_err(|e| err("post send", e))
+    zcddp::post_send_msg(s, mr, INFO_LEN as u32).map_err(|e| err("post send", e))
 }
 
 fn client(s: &TcpStream, o: &Opts) -> Result<u64, String> {
@@ -113,7 +105,7 @@ fn client(s: &TcpStream, o: &Opts) -> Result<u64, String> {
     let rdma = Mr::new(s, o.size, rw).map_err(|e| err("reg rdma", e))?;
     let mut start = Mr::new(s, o.size, rw).map_err(|e| err("reg start", e))?;
     zcddp::post_recv(s, 1, &recv, 0, INFO_LEN as u32).map_err(|e| err("post recv", e))?;
-    startup(s, o, true)?;
+    zcddp::start_as(s, true, o.flags)?;
     let mut first = 65u8;
     let mut ping = 0u64;
     while o.count == 0 || ping < o.count {
@@ -163,7 +155,7 @@ fn server(s: &TcpStream, o: &Opts) -> Result<u64, String> {
     let sendb = Mr::new(s, INFO_LEN, 0).map_err(|e| err("reg send", e))?;
     let rdma = Mr::new(s, o.size, rw).map_err(|e| err("reg rdma", e))?;
     zcddp::post_recv(s, 1, &recv, 0, INFO_LEN as u32).map_err(|e| err("post recv", e))?;
-    startup(s, o, false)?;
+    zcddp::start_as(s, false, o.flags)?;
     let mut pings = 0u64;
     loop {
         // The client's source buffer (after our last Send's completion); a
@@ -235,24 +227,14 @@ fn peer(b: &[u8]) -> (u64, u32, u32) {
     (a, k, l)
 }
 
-fn startup(s: &TcpStream, o: &Opts, initiator: bool) -> Result<(), String> {
-    let mut p = if initiator {
-        Params::initiator()
-    } else {
-        Params::responder()
-    };
-    p.flags = o.flags;
-    zcddp::startup(s, &p).map_err(|e| err("MPA start-up", e))?;
-    Ok(())
-}
-
 fn run(o: &Opts) -> Result<u64, String> {
-    let s = zcddp::establish(o.server, &o.addr, o.port).map_err(|e| e.to_string())?;
-    if o.server {
-        server(&s, o)
-    } else {
-        client(&s, o)
-    }
+    zcddp::run_side(
+        o.server,
+        &o.addr,
+        o.port,
+        |s| server(s, o),
+        |s| client(s, o),
+    )
 }
 
 fn main() -> ExitCode {
