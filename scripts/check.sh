@@ -136,6 +136,8 @@ guest zcfrag-unload virtio2
 guest zcfrag-review veth
 guest zcfrag-native virtio2
 guest zcfrag-native virtio2-tap
+# Two machines, each on the native front end, over one 1500-byte wire.
+guest zcfrag-native twoguests
 guest zcfrag-badinput-native virtio2
 guest zcfrag-admission-native virtio2
 guest zcsock veth

@@ -25,15 +25,19 @@ tcp_xfer() {
   t_expect "$5" "$want" "$got"
 }
 
-# udp_xfer NS_FROM NS_TO DST_IP COUNT SIZE NAME: datagrams, each checked.
-udp_xfer() {
+# udp_rx NS IP PORT COUNT SIZE: receives COUNT datagrams of SIZE bytes on
+# IP:PORT (20 s without one ends it), touches /tmp/udp-ready once bound,
+# and prints "GOT SHA256" of them. udp_tx NS IP PORT COUNT SIZE: sends the
+# seeded datagrams, paced. udp_want COUNT SIZE: what udp_rx prints when all
+# of them arrive intact.
+udp_rx() {
   rm -f /tmp/udp-ready
-  ip netns exec "$2" python3 - "$3" "$4" "$5" > /tmp/udp-rx <<'PY' &
+  ip netns exec "$1" python3 - "$2" "$3" "$4" "$5" <<'PY'
 import hashlib, socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind((sys.argv[1], 7999)); s.settimeout(20)
+s.bind((sys.argv[1], int(sys.argv[2]))); s.settimeout(20)
 open("/tmp/udp-ready", "w").close()
-n, size, h, got = int(sys.argv[2]), int(sys.argv[3]), hashlib.sha256(), 0
+n, size, h, got = int(sys.argv[3]), int(sys.argv[4]), hashlib.sha256(), 0
 try:
     while got < n:
         d = s.recv(65536)
@@ -42,29 +46,38 @@ except socket.timeout:
     pass
 print(got, h.hexdigest())
 PY
-  local rx=$!
-  ip netns exec "$1" python3 - "$3" "$4" "$5" <<'PY'
-import hashlib, random, socket, sys, time
+}
+udp_tx() {
+  ip netns exec "$1" python3 - "$2" "$3" "$4" "$5" <<'PY'
+import random, socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-n, size = int(sys.argv[2]), int(sys.argv[3])
-r = random.Random(7)
-# Wait (bounded) until the receiver is bound.
-for _ in range(400):
-    try:
-        open("/tmp/udp-ready").close(); break
-    except OSError:
-        time.sleep(0.05)
+n, size, r = int(sys.argv[3]), int(sys.argv[4]), random.Random(7)
 for i in range(n):
-    s.sendto(r.randbytes(size), (sys.argv[1], 7999))
+    s.sendto(r.randbytes(size), (sys.argv[1], int(sys.argv[2])))
     time.sleep(0.002)
 PY
-  wait $rx
-  local want
-  want=$(python3 -c 'import hashlib,random,sys
+}
+udp_want() {
+  python3 -c 'import hashlib,random,sys
 r=random.Random(7); h=hashlib.sha256()
 for _ in range(int(sys.argv[1])): h.update(r.randbytes(int(sys.argv[2])))
-print(sys.argv[1], h.hexdigest())' "$4" "$5")
-  t_expect "$6" "$want" "$(cat /tmp/udp-rx)"
+print(sys.argv[1], h.hexdigest())' "$1" "$2"
+}
+# udp_rx_ready: waits (bounded, 10 s) until udp_rx in this guest is bound.
+udp_rx_ready() {
+  for _ in $(seq 200); do [ -e /tmp/udp-ready ] && return 0; sleep 0.05; done
+  return 1
+}
+
+# udp_xfer NS_FROM NS_TO DST_IP COUNT SIZE NAME: datagrams, each checked.
+udp_xfer() {
+  rm -f /tmp/udp-ready
+  udp_rx "$2" "$3" 7999 "$4" "$5" > /tmp/udp-rx &
+  local rx=$!
+  udp_rx_ready
+  udp_tx "$1" "$3" 7999 "$4" "$5"
+  wait $rx
+  t_expect "$6" "$(udp_want "$4" "$5")" "$(cat /tmp/udp-rx)"
 }
 
 # vdev_netdev VDEV: the name of virtio device VDEV's netdev once its driver

@@ -6,15 +6,19 @@
 # the unmodified stack on vb and against a stacked zcfrag device on vb, both
 # ways byte-exact, with the speculation counters; ethtool; unbind and rebind
 # under traffic, rmmod while bound, and the device given back to virtio_net.
-# Runs in the virtio2 topology; on its tap wire (run-guest.sh --wire tap) the
+# Runs in the virtio2 topology (in twoguests: zcfrag-native-twoguests.sh,
+# native on both guests); on its tap wire (run-guest.sh --wire tap) the
 # NICs have two queue pairs and RSS: the front end steers IPv4 fragments to
 # pair 0, whose receive list it speculates on, and the rest to pair 1.
 . "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
 . "$ZCNET_ROOT/scripts/topology.sh"
 . "$ZCNET_ROOT/tools/testing/zcnet/zcfrag-lib.sh"
 SEED=11
-if [ "$ZCNET_TOPO" != virtio2 ]; then
-  t_skip "native front end" "needs the virtio2 topology"
+if [ "$ZCNET_TOPO" = twoguests ]; then
+  . "$ZCNET_ROOT/tools/testing/zcnet/zcfrag-native-twoguests.sh"
+  t_done; exit
+elif [ "$ZCNET_TOPO" != virtio2 ]; then
+  t_skip "native front end" "needs the virtio2 or twoguests topology"
   t_done; exit
 fi
 A=$ZC_NS_A B=$ZC_NS_B
