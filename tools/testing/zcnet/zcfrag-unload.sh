@@ -271,7 +271,7 @@ gone a zf && gone b zf && t_ok "devices gone with the module" || t_fail "devices
 # the freed timer. Each cycle deletes zf0 or zf1 while both streams send
 # through it (its transmit counter moving), then recreates it.
 echo "# t=${SECONDS}s"
-CYCLES=${CYCLES:-100}
+CYCLES=${CYCLES:-60}
 [ "$ZCNET_TOPO" = veth ] || CYCLES=${CYCLES_VIRTIO:-10}
 t_run "insmod zcfrag (fourth time)" insmod "$(ko zcfrag)"
 # zcnet_slowclose sleeps 100 ms in each zf device's NETDEV_GOING_DOWN, after
