@@ -83,6 +83,8 @@ pub(crate) struct Ctx {
     /// A completion wait found the data path busy: whoever lets it go
     /// wakes it.
     waiting: Atomic<u32>,
+    /// The send queue's depth (`ZCDDP_SEND_QUEUE`), fixed at start-up.
+    sq_depth: Atomic<u32>,
 }
 
 /// The data path's state, locked ([`Ctx::qp`]). Letting it go says whether
@@ -130,6 +132,7 @@ impl Ctx {
             qp: KBox::pin_init(new_mutex!(Qp::new()), GFP_KERNEL)?,
             kick: Atomic::new(0),
             waiting: Atomic::new(0),
+            sq_depth: Atomic::new(uapi::SQ_DEPTH as u32),
         })
     }
 
@@ -149,9 +152,11 @@ impl Ctx {
     /// Start-up done: RDMA mode with `info`.
     pub(crate) fn ready(&self, sk: &Locked<'_>, info: &Info, setup: &Setup) -> Result {
         let mut qp = self.qp(sk).ok_or(EAGAIN)?;
-        qp.start(setup)?;
+        qp.start(setup, self.sq_depth.load(Relaxed) as usize)?;
         self.info.store(info.pack(), Relaxed);
         self.state.store(uapi::STATE_RTS, Relaxed);
+        // RDMA mode: TCP's bytes are FPDUs for the work item, not events.
+        sk.own_readiness();
         // FPDUs that came with the last start-up bytes: the work item takes
         // them, whether or not more data arrives.
         self.kick.store(1, Relaxed);
@@ -160,11 +165,13 @@ impl Ctx {
 
     /// The data path's state, if no other thread is inside it.
     ///
-    /// Always taken with the socket locked, and never waited for: a thread
-    /// whose send waits for TCP's send space holds it while the socket lock
-    /// is released and retaken (`sk_stream_wait_memory`), so waiting for it
-    /// with the socket locked could deadlock. Another thread's verb gets
-    /// `EAGAIN` meanwhile.
+    /// Always taken with the socket locked, and never waited for (waiting
+    /// for it with the socket locked could deadlock against a holder that
+    /// released the socket lock, as lockdep showed when posts waited for
+    /// send space). Nothing holds it across a release of the socket lock
+    /// any more -- posts queue instead of waiting, the completion wait lets
+    /// it go before it sleeps -- so in practice the try succeeds; `EAGAIN`
+    /// stays the answer should it not.
     pub(crate) fn qp<'a, 'b>(&'a self, sk: &'a Locked<'b>) -> Option<QpGuard<'a, 'b>> {
         Some(QpGuard {
             g: self.qp.try_lock()?,
@@ -183,11 +190,27 @@ impl Ctx {
     /// peer's RDMA Read served, completions queued), as a verb would.
     fn progress(&self, sk: &Locked<'_>) {
         match self.qp(sk) {
+            // Inbound FPDUs processed, and the queued FPDUs moved into TCP
+            // while it takes them (this runs from `sk_write_space` too).
             Some(mut qp) => qp.pump(sk),
-            // A verb is inside, its socket lock released while it waits for
-            // send space: it schedules this again when it is done.
+            // Someone is inside: it schedules this again when it is done.
             None => self.kick.store(1, Relaxed),
         }
+    }
+
+    /// `ZCDDP_SEND_QUEUE`: the send queue's depth, settable before
+    /// start-up only (`EBUSY` after: the ring is allocated then).
+    fn set_sq_depth(&self, val: &[u8]) -> Result {
+        let b: [u8; 4] = val.get(..4).and_then(|b| b.try_into().ok()).ok_or(EINVAL)?;
+        let d = u32::from_ne_bytes(b);
+        if d == 0 || d as usize > uapi::SQ_DEPTH_MAX {
+            return Err(EINVAL);
+        }
+        if self.state.load(Relaxed) != uapi::STATE_IDLE {
+            return Err(EBUSY);
+        }
+        self.sq_depth.store(d, Relaxed);
+        Ok(())
     }
 
     /// Start-up failed with `e`.
@@ -228,6 +251,64 @@ impl Ctx {
     }
 }
 
+/// Text into a byte buffer, cut at its end (the listing's lines).
+pub(crate) struct Text<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+impl<'a> Text<'a> {
+    fn new(buf: &'a mut [u8]) -> Self {
+        Self { buf, len: 0 }
+    }
+}
+
+impl core::fmt::Write for Text<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        let room = self.buf.len().saturating_sub(self.len);
+        let n = s.len().min(room);
+        if let (Some(d), Some(b)) = (
+            self.buf.get_mut(self.len..self.len + n),
+            s.as_bytes().get(..n),
+        ) {
+            d.copy_from_slice(b);
+            self.len += n;
+        }
+        Ok(())
+    }
+}
+
+impl Ctx {
+    /// The socket's line of `/proc/net/zcddp_conns` (after its addresses)
+    /// and one line per registration.
+    fn describe(&self, sk: &Locked<'_>, out: &mut Text<'_>) {
+        use core::fmt::Write;
+        let i = self.snapshot();
+        let role = match i.role {
+            uapi::INITIATOR => "initiator",
+            uapi::RESPONDER => "responder",
+            _ => "-",
+        };
+        let state = match i.state {
+            uapi::STATE_IDLE => "idle",
+            uapi::STATE_STARTING => "starting",
+            uapi::STATE_RTS => "rts",
+            _ => "error",
+        };
+        let _ = write!(
+            out,
+            " {role} rev={} crc={} markers={}/{} ird={} ord={} state={state}",
+            i.revision, i.crc, i.markers_tx, i.markers_rx, i.ird, i.ord
+        );
+        match self.qp(sk) {
+            Some(qp) => qp.describe(out, self.sq_depth.load(Relaxed)),
+            None => {
+                let _ = writeln!(out, " busy");
+            }
+        }
+    }
+}
+
 /// The ULP.
 pub(crate) struct ZcDdp;
 
@@ -236,6 +317,10 @@ impl Ulp for ZcDdp {
     const NAME: &'static CStr = c"zcddp";
     const SOL: i32 = uapi::SOL_ZCDDP;
     type Ctx = Ctx;
+    const LISTING: Option<(&'static CStr, &'static CStr)> = Some((
+        c"zcddp_conns",
+        c"# local remote role rev crc markers(tx/rx) ird ord state error sq(fill/depth) rq cq irq\n# \tmr stag addr len access(l: local write, w: remote write, r: remote read) pages\n",
+    ));
 
     fn init(sk: &TcpSock) -> Result<Ctx> {
         crate::count_init();
@@ -264,6 +349,7 @@ impl Ulp for ZcDdp {
         match name {
             uapi::ZCDDP_STARTUP => crate::startup::run(sk, ctx, val),
             uapi::ZCDDP_INFO => Err(EINVAL),
+            uapi::SEND_QUEUE => ctx.set_sq_depth(val),
             uapi::REG_MR | uapi::DEREG_MR | uapi::POST_RECV | uapi::POST_SEND | uapi::POLL_CQ => {
                 crate::verbs::call(sk, ctx, name, val)
             }
@@ -275,10 +361,31 @@ impl Ulp for ZcDdp {
         ctx.progress(sk);
     }
 
+    fn describe(sk: &Locked<'_>, ctx: &Ctx, out: &mut [u8]) -> usize {
+        let mut t = Text::new(out);
+        ctx.describe(sk, &mut t);
+        t.len
+    }
+
+    fn close(sk: &Locked<'_>, ctx: &Ctx) {
+        // Queued work is dropped and the pages released now: a peer that
+        // never reads must not keep them pinned for as long as TCP keeps
+        // the orphaned socket.
+        if let Some(mut qp) = ctx.qp(sk) {
+            qp.close();
+        }
+    }
+
     fn getopt(_sk: &TcpSock, ctx: &Ctx, name: i32, out: &mut [u8]) -> Result<usize> {
         match name {
             uapi::ZCDDP_INFO => {
                 let b = ctx.snapshot().to_bytes();
+                let n = b.len().min(out.len());
+                out[..n].copy_from_slice(&b[..n]);
+                Ok(n)
+            }
+            uapi::SEND_QUEUE => {
+                let b = ctx.sq_depth.load(Relaxed).to_ne_bytes();
                 let n = b.len().min(out.len());
                 out[..n].copy_from_slice(&b[..n]);
                 Ok(n)

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The verbs and the data path of one connection (RFC 5040/5041 over MPA),
-//! run in the caller's context with the socket locked: posts send at once
-//! (FPDUs built from the registered pages, copied into TCP), and inbound
-//! FPDUs are taken from the socket and processed by every verb call and by
-//! the completion wait, so a peer's RDMA Read or Write is served while the
-//! application waits for completions (as rping does).
+//! run in the caller's context with the socket locked. A post never waits:
+//! its work request goes on the send queue (a ring of fixed depth, `ENOMEM`
+//! when full, as siw's), and the queues are moved into TCP FPDU by FPDU
+//! while TCP takes them without waiting -- by the post itself, by every
+//! verb call, and by the socket's work item, which TCP's `sk_write_space`
+//! schedules once send space frees. A peer's RDMA Read goes on the inbound
+//! Read queue (IRD deep) and is answered the same way, between messages.
+//! Inbound FPDUs are taken from the socket and processed by every verb
+//! call, the completion wait and the work item.
 //!
 //! Every check -- the STag is this connection's and valid, the access
 //! right, the bounds, the MSN and MO, the queue -- is made before a byte is
@@ -14,8 +18,9 @@
 //! fail with `EPROTO` (`ECONNRESET` when the peer terminated).
 //!
 //! Memory per connection: the FPDU assembly buffer (one largest FPDU,
-//! 64 KiB), a staging and a transmit buffer, and bounded queues
-//! (`ZCDDP_RQ_DEPTH`, `ZCDDP_CQ_DEPTH`, ORD, `ZCDDP_MR_MAX`).
+//! 64 KiB), a staging buffer, a ULPDU and a transmit buffer, and bounded
+//! queues (`ZCDDP_RQ_DEPTH`, the send queue's depth, IRD, ORD,
+//! `ZCDDP_CQ_DEPTH`, `ZCDDP_MR_MAX`), all allocated at start-up.
 
 use crate::errno;
 use crate::stat::{self, s};
@@ -27,7 +32,6 @@ use crate::wire::{
     terminate::{Layout, TermCode, Terminate},
 };
 use crate::zcnet::ddp_mem::Mr;
-use crate::zcnet::ddp_sock::Deadline;
 use crate::zcnet::netstat::NetRef;
 use crate::zcnet::ulp::Locked;
 use kernel::prelude::*;
@@ -37,10 +41,111 @@ const TX_PAYLOAD: usize = 4096;
 /// The transmit buffer: one FPDU of `TX_PAYLOAD` with header, pad, CRC and
 /// markers.
 const TX_BUF: usize = TX_PAYLOAD + 64 + (TX_PAYLOAD / 512 + 2) * mpa::MARKER_LEN;
+/// The ULPDU buffer: the largest header and `TX_PAYLOAD`.
+const ULPDU_BUF: usize = TX_PAYLOAD + 64;
 /// Bytes taken from the socket at once.
 const STAGE: usize = 16384;
-/// How long a post may wait for TCP's send buffer.
-const TX_WAIT_MS: u32 = 10000;
+/// [`Wqe::op`] of a Read Response we owe the peer.
+const OP_READ_RESP: u32 = u32::MAX;
+
+/// A work request on the send queue, or a Read Response on the inbound
+/// Read queue.
+#[derive(Clone, Copy, Default)]
+struct Wqe {
+    wr_id: u64,
+    /// `WR_*`, or [`OP_READ_RESP`].
+    op: u32,
+    /// A completion when done (Sends and Writes; a Read's comes from the
+    /// ORQ).
+    signaled: bool,
+    /// The local bytes: a Send's or Write's source, a Read's sink, a Read
+    /// Response's source (the peer named it).
+    lkey: u32,
+    addr: u64,
+    len: u32,
+    /// The peer's STag and tagged offset: a Write's or Read's target, a
+    /// Read Response's sink.
+    rkey: u32,
+    raddr: u64,
+    inv_stag: u32,
+    /// An untagged message's MSN, given at post time.
+    msn: u32,
+    /// Payload bytes framed so far.
+    done: u32,
+}
+
+/// A ring of work requests allocated once: a post allocates nothing.
+struct Ring {
+    buf: KVec<Wqe>,
+    head: usize,
+    len: usize,
+}
+
+impl Ring {
+    const fn new() -> Self {
+        Self {
+            buf: KVec::new(),
+            head: 0,
+            len: 0,
+        }
+    }
+
+    fn alloc(&mut self, depth: usize) -> Result {
+        self.buf = KVec::from_elem(Wqe::default(), depth, GFP_KERNEL)?;
+        self.head = 0;
+        self.len = 0;
+        Ok(())
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn depth(&self) -> usize {
+        self.buf.len()
+    }
+
+    fn is_full(&self) -> bool {
+        self.len >= self.buf.len()
+    }
+
+    fn push(&mut self, w: Wqe) -> bool {
+        let depth = self.buf.len();
+        if self.len >= depth {
+            return false;
+        }
+        match self.buf.get_mut((self.head + self.len) % depth) {
+            Some(slot) => {
+                *slot = w;
+                self.len += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn front_mut(&mut self) -> Option<&mut Wqe> {
+        if self.len == 0 {
+            return None;
+        }
+        self.buf.get_mut(self.head)
+    }
+
+    fn pop(&mut self) -> Option<Wqe> {
+        let w = *self.front_mut()?;
+        self.head = (self.head + 1) % self.buf.len();
+        self.len -= 1;
+        Some(w)
+    }
+}
+
+/// Which queue's head message is partly on the wire (its FPDUs go first).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mid {
+    None,
+    Sq,
+    Irq,
+}
 
 /// One registration of this connection.
 struct Region {
@@ -117,12 +222,25 @@ pub(crate) struct Qp {
     rq: KVec<Recv>,
     orq: KVec<ReadOut>,
     cq: KVec<Cqe>,
+    /// The send queue and the inbound Read queue (Read Responses owed).
+    sq: Ring,
+    irq: Ring,
+    /// Signaled Sends and Writes on the send queue (their completions
+    /// are reserved in the CQ).
+    sq_signaled: usize,
+    mid: Mid,
     regions: KVec<Region>,
     next_key: u8,
     parser: Option<FpduParser>,
     fbuf: KVVec<u8>,
     stage: KVVec<u8>,
+    ulpdu: KVVec<u8>,
+    /// The FPDU being handed to TCP: `txbuf[tx_off..tx_len]` is left.
     txbuf: KVVec<u8>,
+    tx_off: usize,
+    tx_len: usize,
+    /// A Terminate to send after the FPDU in `txbuf` (a whole ULPDU).
+    term: Option<([u8; 64], usize)>,
 }
 
 /// How a segment failed: the Terminate to send.
@@ -150,20 +268,31 @@ impl Qp {
             rq: KVec::new(),
             orq: KVec::new(),
             cq: KVec::new(),
+            sq: Ring::new(),
+            irq: Ring::new(),
+            sq_signaled: 0,
+            mid: Mid::None,
             regions: KVec::new(),
             next_key: 0,
             parser: None,
             fbuf: KVVec::new(),
             stage: KVVec::new(),
+            ulpdu: KVVec::new(),
             txbuf: KVVec::new(),
+            tx_off: 0,
+            tx_len: 0,
+            term: None,
         }
     }
 
-    /// Start-up done: RDMA mode.
-    pub(crate) fn start(&mut self, s: &Setup) -> Result {
+    /// Start-up done: RDMA mode, with a send queue `sq_depth` deep.
+    pub(crate) fn start(&mut self, s: &Setup, sq_depth: usize) -> Result {
         self.fbuf = KVVec::from_elem(0u8, mpa::fpdu_len(mpa::MAX_ULPDU_LEN), GFP_KERNEL)?;
         self.stage = KVVec::from_elem(0u8, STAGE, GFP_KERNEL)?;
+        self.ulpdu = KVVec::from_elem(0u8, ULPDU_BUF, GFP_KERNEL)?;
         self.txbuf = KVVec::from_elem(0u8, TX_BUF, GFP_KERNEL)?;
+        self.sq.alloc(sq_depth)?;
+        self.irq.alloc(usize::from(s.ird).max(1))?;
         self.rq.reserve(uapi::RQ_DEPTH, GFP_KERNEL)?;
         self.cq.reserve(uapi::CQ_DEPTH, GFP_KERNEL)?;
         self.orq.reserve(usize::from(s.ord), GFP_KERNEL)?;
@@ -191,7 +320,7 @@ impl Qp {
 
     /// Work posted and not completed, plus completions not polled.
     fn outstanding(&self) -> usize {
-        self.rq.len() + self.orq.len() + self.cq.len()
+        self.rq.len() + self.orq.len() + self.sq_signaled + self.cq.len()
     }
 
     fn region(&mut self, stag: u32) -> Option<&mut Region> {
@@ -308,24 +437,38 @@ impl Qp {
         Ok(())
     }
 
-    /// `ZCDDP_POST_SEND`.
+    /// `ZCDDP_POST_SEND`: checked and queued, never waiting; `ENOMEM`
+    /// when the send queue is full.
     pub(crate) fn post_send(&mut self, sk: &Locked<'_>, w: &uapi::Send) -> Result {
         self.ready()?;
         self.pump(sk);
         self.ready()?;
-        let signaled = w.flags & uapi::SEND_SIGNALED != 0 || w.opcode == uapi::WR_READ;
+        let read = match w.opcode {
+            uapi::WR_SEND | uapi::WR_SEND_SE | uapi::WR_SEND_INV | uapi::WR_WRITE => false,
+            uapi::WR_READ => true,
+            _ => return Err(EINVAL),
+        };
+        if self.sq.is_full() {
+            return Err(ENOMEM);
+        }
+        let signaled = w.flags & uapi::SEND_SIGNALED != 0 || read;
         if signaled && self.outstanding() >= uapi::CQ_DEPTH {
             return Err(errno::enospc());
         }
-        let op = match w.opcode {
-            uapi::WR_SEND => Opcode::Send,
-            uapi::WR_SEND_SE => Opcode::SendSe,
-            uapi::WR_SEND_INV => Opcode::SendInvalidate,
-            uapi::WR_WRITE => Opcode::Write,
-            uapi::WR_READ => Opcode::ReadRequest,
-            _ => return Err(EINVAL),
+        let mut q = Wqe {
+            wr_id: w.wr_id,
+            op: w.opcode,
+            signaled,
+            lkey: w.lkey,
+            addr: w.addr,
+            len: w.len,
+            rkey: w.rkey,
+            raddr: w.raddr,
+            inv_stag: w.inv_stag,
+            msn: 0,
+            done: 0,
         };
-        if op == Opcode::ReadRequest {
+        if read {
             if self.orq.len() >= usize::from(self.ord) {
                 return Err(errno::enospc());
             }
@@ -335,15 +478,7 @@ impl Qp {
             {
                 return Err(EINVAL);
             }
-            let rr = ReadRequest {
-                sink_stag: w.lkey,
-                sink_to: w.addr,
-                size: w.len,
-                src_stag: w.rkey,
-                src_to: w.raddr,
-            };
-            let h = rdmap::untagged_header(op, true, self.read_msn_out, 0, 0).ok_or(EINVAL)?;
-            self.read_msn_out = self.read_msn_out.wrapping_add(1);
+            // Room was reserved at start-up (ORD entries).
             self.orq.push(
                 ReadOut {
                     wr_id: w.wr_id,
@@ -352,87 +487,246 @@ impl Qp {
                     lkey: w.lkey,
                     got: 0,
                 },
-                GFP_KERNEL,
+                GFP_ATOMIC,
             )?;
-            return self.send_seg(sk, h, &rr.to_bytes());
-        }
-        let src = if w.len > 0 {
-            Some(self.local(w.lkey, w.addr, w.len, 0).ok_or(EINVAL)?)
+            q.msn = self.read_msn_out;
+            self.read_msn_out = self.read_msn_out.wrapping_add(1);
         } else {
-            None
-        };
-        let msn = self.send_msn;
-        self.send_data(sk, src, w.len, |off, last| {
-            if op == Opcode::Write {
-                rdmap::tagged_header(op, last, w.rkey, w.raddr.wrapping_add(off))
-            } else {
-                rdmap::untagged_header(op, last, msn, off as u32, w.inv_stag)
+            if w.len > 0 && self.local(w.lkey, w.addr, w.len, 0).is_none() {
+                return Err(EINVAL);
             }
-        })?;
-        if op != Opcode::Write {
-            self.send_msn = self.send_msn.wrapping_add(1);
+            if w.opcode != uapi::WR_WRITE {
+                q.msn = self.send_msn;
+                self.send_msn = self.send_msn.wrapping_add(1);
+            }
+            if signaled {
+                self.sq_signaled += 1;
+            }
         }
-        if signaled {
+        // Not full (checked above).
+        self.sq.push(q);
+        self.flush(sk);
+        Ok(())
+    }
+
+    /// The rest of the connection's listing line (`sq_depth`: the setting,
+    /// before start-up allocates the ring), and its registrations.
+    pub(crate) fn describe(&self, out: &mut crate::conn::Text<'_>, sq_depth: u32) {
+        use core::fmt::Write;
+        let depth = if self.live {
+            self.sq.depth()
+        } else {
+            sq_depth as usize
+        };
+        let _ = writeln!(
+            out,
+            " error={} sq={}/{} rq={}/{} cq={}/{} irq={}/{}",
+            -self.error,
+            self.sq.len(),
+            depth,
+            self.rq.len(),
+            uapi::RQ_DEPTH,
+            self.cq.len(),
+            uapi::CQ_DEPTH,
+            self.irq.len(),
+            self.irq.depth(),
+        );
+        for r in self.regions.iter().filter(|r| r.valid) {
+            let a = |bit, c| if r.access & bit != 0 { c } else { "-" };
+            let _ = writeln!(
+                out,
+                "\tmr stag=0x{:08x} addr=0x{:x} len={} access={}{}{} pages={}",
+                r.stag,
+                r.base,
+                r.len,
+                a(uapi::ACCESS_LOCAL_WRITE, "l"),
+                a(uapi::ACCESS_REMOTE_WRITE, "w"),
+                a(uapi::ACCESS_REMOTE_READ, "r"),
+                r.mr.pages(),
+            );
+        }
+    }
+
+    /// Hands TCP what it takes now of the FPDU in the transmit buffer, the
+    /// Terminate owed, and the FPDUs of the queued work, never waiting;
+    /// stops when TCP takes no more (its `sk_write_space` then schedules
+    /// the work item, which calls this again).
+    fn flush(&mut self, sk: &Locked<'_>) {
+        loop {
+            if self.tx_off < self.tx_len {
+                let r = sk.send_some(self.txbuf.get(self.tx_off..self.tx_len).unwrap_or(&[]));
+                match r {
+                    Ok(n) if n > 0 => self.tx_off += n,
+                    Ok(_) => return,
+                    Err(e) => {
+                        if e != EAGAIN {
+                            // The stream is gone: nothing more goes out.
+                            self.tx_off = self.tx_len;
+                            self.term = None;
+                            self.fail_now(e.to_errno());
+                        }
+                        return;
+                    }
+                }
+                if self.tx_off < self.tx_len {
+                    return;
+                }
+                continue;
+            }
+            if let Some((msg, n)) = self.term.take() {
+                if self.frame(sk, msg.get(..n).unwrap_or(&[])).is_ok() {
+                    stat::add(sk.net(), s::TERMINATES_SENT, 1);
+                }
+                continue;
+            }
+            if self.error != 0 || !self.live || !self.next_fpdu(sk) {
+                return;
+            }
+        }
+    }
+
+    /// Frames `ulpdu` as the next FPDU into the transmit buffer (empty).
+    fn frame(&mut self, sk: &Locked<'_>, ulpdu: &[u8]) -> Result {
+        let w =
+            mpa::encode_fpdu(&mut self.txbuf, self.tx_pos, ulpdu, self.tx).map_err(|_| EINVAL)?;
+        self.tx_off = 0;
+        self.tx_len = w;
+        self.tx_pos = self.tx_pos.wrapping_add(w as u32);
+        stat::add(sk.net(), s::FPDUS_SENT, 1);
+        Ok(())
+    }
+
+    /// Frames the next FPDU of the queued work (a message partly sent
+    /// first, then a Read Response owed, then the send queue): false when
+    /// nothing is queued.
+    fn next_fpdu(&mut self, sk: &Locked<'_>) -> bool {
+        let irq = match self.mid {
+            Mid::Sq => false,
+            Mid::Irq => true,
+            Mid::None => self.irq.len() > 0,
+        };
+        let q = if irq { &mut self.irq } else { &mut self.sq };
+        let Some(w) = q.front_mut().map(|w| *w) else {
+            return false;
+        };
+        match self.build(&w) {
+            Ok((n, last)) => {
+                let ulpdu = core::mem::take(&mut self.ulpdu);
+                let r = self.frame(sk, ulpdu.get(..n).unwrap_or(&[]));
+                self.ulpdu = ulpdu;
+                if r.is_err() {
+                    self.terminate(sk, TermCode::LLP_LOCAL_CATASTROPHIC, None);
+                    return true;
+                }
+                self.sent(irq, last);
+            }
+            Err(()) => {
+                // The source registration went (deregistered or invalidated
+                // after the post): the work request fails, and the
+                // connection with it (a message may be cut short).
+                if !irq && w.op != uapi::WR_READ && w.done == 0 {
+                    self.sq.pop();
+                    if w.signaled {
+                        self.sq_signaled -= 1;
+                    }
+                    self.complete(Cqe {
+                        wr_id: w.wr_id,
+                        opcode: w.op,
+                        status: uapi::WC_LOC_PROT_ERR,
+                        byte_len: 0,
+                        flags: 0,
+                        inv_stag: 0,
+                    });
+                }
+                self.terminate(sk, TermCode::RDMAP_CATASTROPHIC, None);
+            }
+        }
+        true
+    }
+
+    /// Builds the next ULPDU of `w` in `self.ulpdu`: its length and whether
+    /// it ends the message.
+    fn build(&mut self, w: &Wqe) -> core::result::Result<(usize, bool), ()> {
+        if w.op == uapi::WR_READ {
+            let rr = ReadRequest {
+                sink_stag: w.lkey,
+                sink_to: w.addr,
+                size: w.len,
+                src_stag: w.rkey,
+                src_to: w.raddr,
+            };
+            let h = rdmap::untagged_header(Opcode::ReadRequest, true, w.msn, 0, 0).ok_or(())?;
+            let hl = h.encode(&mut self.ulpdu).ok_or(())?;
+            let b = rr.to_bytes();
+            self.ulpdu
+                .get_mut(hl..hl + b.len())
+                .ok_or(())?
+                .copy_from_slice(&b);
+            return Ok((hl + b.len(), true));
+        }
+        let n = (w.len - w.done).min(TX_PAYLOAD as u32);
+        let last = w.done + n == w.len;
+        let off = u64::from(w.done);
+        let h = match w.op {
+            OP_READ_RESP => rdmap::tagged_header(
+                Opcode::ReadResponse,
+                last,
+                w.rkey,
+                w.raddr.wrapping_add(off),
+            ),
+            uapi::WR_WRITE => {
+                rdmap::tagged_header(Opcode::Write, last, w.rkey, w.raddr.wrapping_add(off))
+            }
+            op => {
+                let op = match op {
+                    uapi::WR_SEND_SE => Opcode::SendSe,
+                    uapi::WR_SEND_INV => Opcode::SendInvalidate,
+                    _ => Opcode::Send,
+                };
+                rdmap::untagged_header(op, last, w.msn, w.done, w.inv_stag)
+            }
+        }
+        .ok_or(())?;
+        let hl = h.encode(&mut self.ulpdu).ok_or(())?;
+        if n > 0 {
+            let (i, at) = self.local(w.lkey, w.addr + off, n, 0).ok_or(())?;
+            let chunk = self.ulpdu.get_mut(hl..hl + n as usize).ok_or(())?;
+            self.regions
+                .get_mut(i)
+                .ok_or(())?
+                .mr
+                .read(at, chunk)
+                .map_err(|_| ())?;
+        }
+        Ok((hl + n as usize, last))
+    }
+
+    /// The FPDU framed from the head of the send queue (or of the inbound
+    /// Read queue, `irq`) carried `last`, or not, of its message.
+    fn sent(&mut self, irq: bool, last: bool) {
+        let q = if irq { &mut self.irq } else { &mut self.sq };
+        let Some(head) = q.front_mut() else { return };
+        let n = (head.len - head.done).min(TX_PAYLOAD as u32);
+        if head.op != uapi::WR_READ {
+            head.done += n;
+        }
+        if !last {
+            self.mid = if irq { Mid::Irq } else { Mid::Sq };
+            return;
+        }
+        self.mid = Mid::None;
+        let Some(w) = q.pop() else { return };
+        if !irq && w.signaled && w.op != uapi::WR_READ {
+            self.sq_signaled -= 1;
             self.complete(Cqe {
                 wr_id: w.wr_id,
-                opcode: w.opcode,
+                opcode: w.op,
                 status: uapi::WC_SUCCESS,
                 byte_len: w.len,
                 flags: 0,
                 inv_stag: 0,
             });
         }
-        Ok(())
-    }
-
-    /// Sends `len` bytes of region `src` (index, offset) in FPDUs, each
-    /// with the header `hdr(offset, last)` gives.
-    fn send_data<F>(
-        &mut self,
-        sk: &Locked<'_>,
-        src: Option<(usize, u64)>,
-        len: u32,
-        hdr: F,
-    ) -> Result
-    where
-        F: Fn(u64, bool) -> Option<Header>,
-    {
-        let mut payload = KVVec::from_elem(0u8, TX_PAYLOAD.min(len as usize), GFP_KERNEL)?;
-        let mut off = 0u64;
-        loop {
-            let n = (u64::from(len) - off).min(TX_PAYLOAD as u64) as usize;
-            let last = off + n as u64 == u64::from(len);
-            let chunk = payload.get_mut(..n).ok_or(EINVAL)?;
-            if let Some((i, base)) = src {
-                self.regions
-                    .get_mut(i)
-                    .ok_or(EINVAL)?
-                    .mr
-                    .read(base + off, chunk)?;
-            }
-            self.send_seg(sk, hdr(off, last).ok_or(EINVAL)?, chunk)?;
-            off += n as u64;
-            if last {
-                return Ok(());
-            }
-        }
-    }
-
-    /// Sends one FPDU: DDP/RDMAP header `h` and `payload`.
-    fn send_seg(&mut self, sk: &Locked<'_>, h: Header, payload: &[u8]) -> Result {
-        let mut ulpdu = KVVec::from_elem(0u8, h.len() + payload.len(), GFP_KERNEL)?;
-        let hl = h.encode(&mut ulpdu).ok_or(EINVAL)?;
-        ulpdu.get_mut(hl..).ok_or(EINVAL)?.copy_from_slice(payload);
-        let w =
-            mpa::encode_fpdu(&mut self.txbuf, self.tx_pos, &ulpdu, self.tx).map_err(|_| EINVAL)?;
-        let mut d = Deadline::after_ms(TX_WAIT_MS);
-        if let Err(e) = sk.send_exact(self.txbuf.get(..w).unwrap_or(&[]), &mut d) {
-            self.fail(sk, e.to_errno());
-            return Err(e);
-        }
-        self.tx_pos = self.tx_pos.wrapping_add(w as u32);
-        stat::add(sk.net(), s::FPDUS_SENT, 1);
-        Ok(())
     }
 
     fn complete(&mut self, c: Cqe) {
@@ -446,8 +740,24 @@ impl Qp {
         self.fail_now(err);
     }
 
-    /// Everything posted completes in error.
-    fn flush(&mut self) {
+    /// Everything posted completes in error; the Read Responses owed and
+    /// the rest of a message partly sent are dropped.
+    fn flush_err(&mut self) {
+        while let Some(w) = self.sq.pop() {
+            if w.signaled && w.op != uapi::WR_READ {
+                self.complete(Cqe {
+                    wr_id: w.wr_id,
+                    opcode: w.op,
+                    status: uapi::WC_FLUSH_ERR,
+                    byte_len: 0,
+                    flags: 0,
+                    inv_stag: 0,
+                });
+            }
+        }
+        self.sq_signaled = 0;
+        while self.irq.pop().is_some() {}
+        self.mid = Mid::None;
         let rq = core::mem::take(&mut self.rq);
         for r in rq.iter() {
             self.complete(Cqe {
@@ -490,12 +800,8 @@ impl Qp {
         };
         let mut msg = [0u8; 64];
         if let Ok(n) = t.encode_message(&mut msg, 1, Layout::Rfc) {
-            let h = Header::parse(msg.get(..n).unwrap_or(&[]));
-            if let Ok((h, body)) = h {
-                if self.send_seg(sk, h, body).is_ok() {
-                    stat::add(sk.net(), s::TERMINATES_SENT, 1);
-                }
-            }
+            // Sent after the FPDU on its way, by `flush`.
+            self.term = Some((msg, n));
         }
         self.fail(sk, errno::eproto().to_errno());
     }
@@ -542,6 +848,7 @@ impl Qp {
         }
         self.stage = stage;
         self.fbuf = fbuf;
+        self.flush(sk);
     }
 
     /// One inbound segment.
@@ -664,41 +971,43 @@ impl Qp {
 
     fn serve_read(
         &mut self,
-        sk: &Locked<'_>,
+        _sk: &Locked<'_>,
         u: ddp::Untagged,
         seg: &Segment<'_>,
     ) -> Result<(), Fault> {
         if u.msn != self.read_msn_in {
             return Err(Fault(TermCode::DDP_UT_MSN_RANGE));
         }
-        // Served at once: one in flight at a time, which IRD >= 1 allows.
         if self.ird == 0 {
             return Err(Fault(TermCode::DDP_UT_MSN_NOBUF));
         }
         let rr = seg
             .read_request()
             .ok_or(Fault(TermCode::RDMAP_OP_UNSPECIFIED))?;
-        let src = if rr.size > 0 {
-            Some(self.tagged(
+        if rr.size > 0 {
+            self.tagged(
                 rr.src_stag,
                 rr.src_to,
                 rr.size as usize,
                 uapi::ACCESS_REMOTE_READ,
                 true,
-            )?)
-        } else {
-            None
+            )?;
+        }
+        // More Reads outstanding than IRD: siw's code for it.
+        let resp = Wqe {
+            op: OP_READ_RESP,
+            lkey: rr.src_stag,
+            addr: rr.src_to,
+            len: rr.size,
+            rkey: rr.sink_stag,
+            raddr: rr.sink_to,
+            ..Wqe::default()
         };
+        if !self.irq.push(resp) {
+            return Err(Fault(TermCode::RDMAP_CATASTROPHIC_STREAM));
+        }
         self.read_msn_in = self.read_msn_in.wrapping_add(1);
-        self.send_data(sk, src, rr.size, |off, last| {
-            rdmap::tagged_header(
-                Opcode::ReadResponse,
-                last,
-                rr.sink_stag,
-                rr.sink_to.wrapping_add(off),
-            )
-        })
-        .map_err(|_| Fault(TermCode::LLP_LOCAL_CATASTROPHIC))
+        Ok(())
     }
 
     fn place_send(
@@ -776,8 +1085,25 @@ impl Qp {
     pub(crate) fn fail_now(&mut self, err: i32) {
         if self.error == 0 {
             self.error = err;
-            self.flush();
+            self.flush_err();
         }
+    }
+
+    /// The socket is closing: everything queued is dropped and every
+    /// registration released now (nobody polls the completions any more).
+    pub(crate) fn close(&mut self) {
+        self.fail_now(-(kernel::bindings::ECONNABORTED as i32));
+        self.term = None;
+        self.tx_off = self.tx_len;
+        self.cq.clear();
+        self.regions.clear();
+        self.live = false;
+        self.fbuf = KVVec::new();
+        self.stage = KVVec::new();
+        self.ulpdu = KVVec::new();
+        self.txbuf = KVVec::new();
+        self.sq = Ring::new();
+        self.irq = Ring::new();
     }
 
     /// What poll/epoll report as readable: completions to poll, or (in

@@ -142,6 +142,19 @@ int zcnet_helper_ddp_send_exact(struct sock *sk, const void *buf, size_t len, lo
 	return r;
 }
 
+int zcnet_helper_ddp_send_some(struct sock *sk, const void *buf, size_t len)
+{
+	struct kvec kv = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL | MSG_DONTWAIT };
+
+	if (!len)
+		return 0;
+	iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, &kv, 1, len);
+	/* With MSG_DONTWAIT a full send buffer sets SOCK_NOSPACE and returns
+	 * what was copied, or -EAGAIN: never a wait. */
+	return tcp_sendmsg_locked(sk, &msg, len);
+}
+
 unsigned int zcnet_helper_ddp_inq(struct sock *sk)
 {
 	return tcp_inq(sk);

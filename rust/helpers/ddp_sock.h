@@ -27,6 +27,10 @@ int zcnet_helper_ddp_recv_exact(struct sock *sk, void *buf, size_t len, long *ti
 int zcnet_helper_ddp_send_exact(struct sock *sk, const void *buf, size_t len, long *timeo);
 /* Bytes queued for reading on sk (locked). */
 unsigned int zcnet_helper_ddp_inq(struct sock *sk);
+/* Sends what TCP takes of buf now, without waiting (sk locked): the bytes
+ * taken (maybe fewer than len), -EAGAIN for none (sk_write_space follows
+ * when space frees), or the socket's error. */
+int zcnet_helper_ddp_send_some(struct sock *sk, const void *buf, size_t len);
 /* Whether sk is an established TCP socket. */
 bool zcnet_helper_ddp_established(const struct sock *sk);
 /* TCP_NODELAY on sk (locked), as siw sets it: FPDUs go out at once. */

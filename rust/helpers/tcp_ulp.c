@@ -6,10 +6,14 @@
 #include <linux/overflow.h>
 #include <linux/mutex.h>
 #include <linux/pagemap.h>
+#include <linux/poll.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
 #include <linux/socket.h>
 #include <linux/uio.h>
 #include <linux/workqueue.h>
 #include <net/inet_connection_sock.h>
+#include <net/ipv6.h>
 #include <net/sock.h>
 #include <net/tcp.h>
 
@@ -20,6 +24,10 @@ static const struct zcnet_tcp_ulp_cbs *zcnet_ulp_cbs;
 enum { ZCNET_ULP_V4, ZCNET_ULP_V6, ZCNET_ULP_FAMILIES };
 static struct proto *zcnet_ulp_base[ZCNET_ULP_FAMILIES];
 static struct proto zcnet_ulp_prot[ZCNET_ULP_FAMILIES];
+/* The socket layer's ops per family as first seen, and a copy with the
+ * ULP's poll (sockets with a work item). */
+static const struct proto_ops *zcnet_ulp_base_ops[ZCNET_ULP_FAMILIES];
+static struct proto_ops zcnet_ulp_ops[ZCNET_ULP_FAMILIES];
 static DEFINE_MUTEX(zcnet_ulp_mutex);
 
 static struct proto *zcnet_ulp_base_of(const struct sock *sk)
@@ -119,11 +127,23 @@ struct zcnet_ulp_work {
 	struct sock *sk;
 	/* TCP's data_ready (sock_def_readable), called first by the hook. */
 	void (*saved_data_ready)(struct sock *sk);
+	/* TCP's write_space (sk_stream_write_space), likewise. */
+	void (*saved_write_space)(struct sock *sk);
 	/* Set in close, sk locked: no more scheduling. */
 	bool dead;
 	/* What the ULP last said (zcnet_helper_tcp_ulp_set_readable()). */
 	bool readable;
+	/* Readable only when the ULP says so (zcnet_helper_tcp_ulp_own_readiness()). */
+	bool own;
+	/* The socket's ops before ours (put back in close), or NULL. */
+	const struct proto_ops *saved_ops;
+	/* On zcnet_ulp_socks from start until close (or destroy). */
+	struct list_head node;
 };
+
+/* The sockets with a work item, for the ULP's listing (/proc/net/NAME). */
+static LIST_HEAD(zcnet_ulp_socks);
+static DEFINE_SPINLOCK(zcnet_ulp_socks_lock);
 
 static struct zcnet_ulp_work *zcnet_ulp_work_of(const struct sock *sk)
 {
@@ -153,6 +173,22 @@ static void zcnet_ulp_data_ready(struct sock *sk)
 	zcnet_ulp_work_queue(sk, w);
 }
 
+/*
+ * sk_write_space: TCP freed send space after a send found none (SOCK_NOSPACE),
+ * in softirq (bh_lock_sock) or from the owner's backlog. Once the stream is
+ * writeable again the work item runs, to move the ULP's queued bytes.
+ */
+static void zcnet_ulp_write_space(struct sock *sk)
+{
+	struct zcnet_ulp_work *w = zcnet_ulp_work_of(sk);
+
+	if (!w)
+		return;
+	w->saved_write_space(sk);
+	if (sk_stream_is_writeable(sk))
+		zcnet_ulp_work_queue(sk, w);
+}
+
 static void zcnet_ulp_work_fn(struct work_struct *work)
 {
 	struct zcnet_ulp_work *w = container_of(work, struct zcnet_ulp_work, work);
@@ -164,6 +200,67 @@ static void zcnet_ulp_work_fn(struct work_struct *work)
 		zcnet_ulp_cbs->work(sk, inet_csk(sk)->icsk_ulp_data);
 	release_sock(sk);
 	sock_put(sk);
+}
+
+/*
+ * The socket's poll: TCP's, except that once the ULP owns readiness its
+ * stream bytes do not make the socket readable, only the ULP's word does
+ * (or an error, a shutdown, a hang-up: those stay). The poller holds the
+ * file, so close (and the ULP data's release) has not run.
+ */
+static __poll_t zcnet_ulp_poll(struct file *file, struct socket *sock, poll_table *wait)
+{
+	struct sock *sk = sock->sk;
+	struct zcnet_ulp_work *w = zcnet_ulp_work_of(sk);
+	const struct proto_ops *base = w ? READ_ONCE(w->saved_ops) : NULL;
+	__poll_t mask;
+
+	if (!base)
+		base = zcnet_ulp_base_ops[sk->sk_family == AF_INET6 ? ZCNET_ULP_V6 : ZCNET_ULP_V4];
+	mask = base->poll(file, sock, wait);
+	if (w && READ_ONCE(w->own) && !READ_ONCE(w->readable) &&
+	    !(mask & (EPOLLERR | EPOLLHUP | EPOLLRDHUP)))
+		mask &= ~(EPOLLIN | EPOLLRDNORM);
+	return mask;
+}
+
+/* sk (locked, of a file) gets the socket ops with the ULP's poll. */
+static void zcnet_ulp_ops_install(struct sock *sk, struct zcnet_ulp_work *w)
+{
+	int fam = sk->sk_family == AF_INET6 ? ZCNET_ULP_V6 : ZCNET_ULP_V4;
+	struct socket *sock = sk->sk_socket;
+	const struct proto_ops *ops;
+
+	if (!sock)
+		return;
+	ops = READ_ONCE(sock->ops);
+	mutex_lock(&zcnet_ulp_mutex);
+	if (!zcnet_ulp_base_ops[fam]) {
+		zcnet_ulp_ops[fam] = *ops;
+		zcnet_ulp_ops[fam].poll = zcnet_ulp_poll;
+		smp_store_release(&zcnet_ulp_base_ops[fam], ops);
+	}
+	mutex_unlock(&zcnet_ulp_mutex);
+	/* Only over the socket layer's own ops (inet_stream_ops). */
+	if (ops != zcnet_ulp_base_ops[fam] || !ops->poll)
+		return;
+	w->saved_ops = ops;
+	WRITE_ONCE(sock->ops, &zcnet_ulp_ops[fam]);
+}
+
+/* In close: the socket's own ops back (its release is running already). */
+static void zcnet_ulp_ops_restore(struct sock *sk, struct zcnet_ulp_work *w)
+{
+	if (w->saved_ops && sk->sk_socket)
+		WRITE_ONCE(sk->sk_socket->ops, w->saved_ops);
+}
+
+void zcnet_helper_tcp_ulp_own_readiness(struct sock *sk)
+{
+	struct zcnet_ulp_work *w = zcnet_ulp_work_of(sk);
+
+	if (w)
+		WRITE_ONCE(w->own, true);
 }
 
 int zcnet_helper_tcp_ulp_work_start(struct sock *sk)
@@ -184,8 +281,14 @@ int zcnet_helper_tcp_ulp_work_start(struct sock *sk)
 	h->work = w;
 	write_lock_bh(&sk->sk_callback_lock);
 	w->saved_data_ready = sk->sk_data_ready;
+	w->saved_write_space = sk->sk_write_space;
 	WRITE_ONCE(sk->sk_data_ready, zcnet_ulp_data_ready);
+	WRITE_ONCE(sk->sk_write_space, zcnet_ulp_write_space);
 	write_unlock_bh(&sk->sk_callback_lock);
+	spin_lock_bh(&zcnet_ulp_socks_lock);
+	list_add_tail(&w->node, &zcnet_ulp_socks);
+	spin_unlock_bh(&zcnet_ulp_socks_lock);
+	zcnet_ulp_ops_install(sk, w);
 	return 0;
 }
 
@@ -194,13 +297,17 @@ void zcnet_helper_tcp_ulp_work_free(struct zcnet_ulp_work *w)
 	kfree(w);
 }
 
-/* Removes the hook (sk locked): data_ready runs under the socket's spinlock
- * or its owner, so none is inside the hook afterwards. */
+/* Removes the hooks (sk locked): data_ready and write_space run under the
+ * socket's spinlock or its owner, so none is inside a hook afterwards. */
 static void zcnet_ulp_work_unhook(struct sock *sk, struct zcnet_ulp_work *w)
 {
+	spin_lock_bh(&zcnet_ulp_socks_lock);
+	list_del_init(&w->node);
+	spin_unlock_bh(&zcnet_ulp_socks_lock);
 	write_lock_bh(&sk->sk_callback_lock);
 	if (!w->dead) {
 		WRITE_ONCE(sk->sk_data_ready, w->saved_data_ready);
+		WRITE_ONCE(sk->sk_write_space, w->saved_write_space);
 		WRITE_ONCE(w->dead, true);
 	}
 	write_unlock_bh(&sk->sk_callback_lock);
@@ -215,10 +322,17 @@ static void zcnet_ulp_work_stop(struct sock *sk)
 		return;
 	lock_sock(sk);
 	zcnet_ulp_work_unhook(sk, w);
+	zcnet_ulp_ops_restore(sk, w);
 	release_sock(sk);
 	/* A run that was queued and now will not run: its reference. */
 	if (cancel_work_sync(&w->work))
 		sock_put(sk);
+	/* The ULP lets go of what it queued and holds for the application. */
+	if (zcnet_ulp_cbs->close) {
+		lock_sock(sk);
+		zcnet_ulp_cbs->close(sk, inet_csk(sk)->icsk_ulp_data);
+		release_sock(sk);
+	}
 }
 
 void zcnet_helper_tcp_ulp_set_readable(struct sock *sk, bool readable)
@@ -282,13 +396,129 @@ static void zcnet_ulp_destroy(struct sock *sk)
 	/* Never closed (not a socket of a file): no run was queued through a
 	 * file's verbs; take the hook away before the ULP data goes. */
 	if (w && !w->dead) {
+		spin_lock_bh(&zcnet_ulp_socks_lock);
+		list_del_init(&w->node);
+		spin_unlock_bh(&zcnet_ulp_socks_lock);
 		WRITE_ONCE(sk->sk_data_ready, w->saved_data_ready);
+		WRITE_ONCE(sk->sk_write_space, w->saved_write_space);
 		WRITE_ONCE(w->dead, true);
 	}
 
 	/* A child destroyed unaccepted never reaches close. */
 	WRITE_ONCE(sk->sk_prot, base);
 	base->destroy(sk);
+}
+
+/* The listing: at most this many sockets per read, this much text each. */
+#define ZCNET_ULP_LIST_MAX 256
+#define ZCNET_ULP_LINE_MAX 4096
+
+static const char *zcnet_ulp_proc_name;
+static const char *zcnet_ulp_proc_header;
+
+static void zcnet_ulp_proc_tuple(struct seq_file *seq, struct sock *sk)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	if (sk->sk_family == AF_INET6 && !ipv6_addr_v4mapped(&sk->sk_v6_rcv_saddr)) {
+		seq_printf(seq, "[%pI6c]:%u [%pI6c]:%u", &sk->sk_v6_rcv_saddr, sk->sk_num,
+			   &sk->sk_v6_daddr, ntohs(sk->sk_dport));
+		return;
+	}
+#endif
+	seq_printf(seq, "%pI4:%u %pI4:%u", &sk->sk_rcv_saddr, sk->sk_num, &sk->sk_daddr,
+		   ntohs(sk->sk_dport));
+}
+
+/*
+ * One line per socket of the reader's namespace: its addresses, then what
+ * the ULP's describe() writes. The sockets are taken off the list with a
+ * reference each, then locked one at a time: a socket closed meanwhile has
+ * left the list and stopped its work item (w->dead, checked locked), and
+ * its ULP data is freed only after destroy, which cannot run while the
+ * socket is locked here.
+ */
+static int zcnet_ulp_proc_show(struct seq_file *seq, void *v)
+{
+	struct net *net = seq_file_single_net(seq);
+	struct zcnet_ulp_work *w;
+	unsigned int n = 0, i, more = 0;
+	struct sock **sks;
+	char *buf;
+	int len;
+
+	sks = kmalloc_array(ZCNET_ULP_LIST_MAX, sizeof(*sks), GFP_KERNEL);
+	buf = kmalloc(ZCNET_ULP_LINE_MAX, GFP_KERNEL);
+	if (!sks || !buf) {
+		kfree(sks);
+		kfree(buf);
+		return -ENOMEM;
+	}
+	seq_puts(seq, zcnet_ulp_proc_header);
+	spin_lock_bh(&zcnet_ulp_socks_lock);
+	list_for_each_entry(w, &zcnet_ulp_socks, node) {
+		if (!net_eq(sock_net(w->sk), net))
+			continue;
+		if (n == ZCNET_ULP_LIST_MAX) {
+			more++;
+			continue;
+		}
+		sock_hold(w->sk);
+		sks[n++] = w->sk;
+	}
+	spin_unlock_bh(&zcnet_ulp_socks_lock);
+	for (i = 0; i < n; i++) {
+		struct sock *sk = sks[i];
+
+		lock_sock(sk);
+		w = zcnet_ulp_work_of(sk);
+		if (w && !w->dead) {
+			len = zcnet_ulp_cbs->describe(sk, inet_csk(sk)->icsk_ulp_data, buf,
+						      ZCNET_ULP_LINE_MAX);
+			if (len > 0) {
+				zcnet_ulp_proc_tuple(seq, sk);
+				seq_write(seq, buf, min(len, ZCNET_ULP_LINE_MAX));
+			}
+		}
+		release_sock(sk);
+		sock_put(sk);
+	}
+	if (more)
+		seq_printf(seq, "# %u more not listed\n", more);
+	kfree(buf);
+	kfree(sks);
+	return 0;
+}
+
+static int __net_init zcnet_ulp_proc_init_net(struct net *net)
+{
+	if (!proc_create_net_single(zcnet_ulp_proc_name, 0444, net->proc_net,
+				    zcnet_ulp_proc_show, NULL))
+		return -ENOMEM;
+	return 0;
+}
+
+static void __net_exit zcnet_ulp_proc_exit_net(struct net *net)
+{
+	remove_proc_entry(zcnet_ulp_proc_name, net->proc_net);
+}
+
+static struct pernet_operations zcnet_ulp_proc_ops = {
+	.init = zcnet_ulp_proc_init_net,
+	.exit = zcnet_ulp_proc_exit_net,
+};
+
+int zcnet_helper_tcp_ulp_proc_register(const char *name, const char *header)
+{
+	if (!zcnet_ulp_cbs || !zcnet_ulp_cbs->work || !zcnet_ulp_cbs->describe)
+		return -EINVAL;
+	zcnet_ulp_proc_name = name;
+	zcnet_ulp_proc_header = header;
+	return register_pernet_subsys(&zcnet_ulp_proc_ops);
+}
+
+void zcnet_helper_tcp_ulp_proc_unregister(void)
+{
+	unregister_pernet_subsys(&zcnet_ulp_proc_ops);
 }
 
 int zcnet_helper_tcp_ulp_install(struct sock *sk)

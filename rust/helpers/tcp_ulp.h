@@ -31,11 +31,27 @@ struct zcnet_tcp_ulp_cbs {
 	 * Optional: the socket's own progress. With it, every socket of the
 	 * ULP gets a work item that data arriving (sk_data_ready) schedules,
 	 * holding a socket reference, and that calls work(sk, ctx) in process
-	 * context with sk locked; and sk is readable for poll/epoll while the
-	 * ULP says so (zcnet_helper_tcp_ulp_set_readable()). Stopped (hook
-	 * removed, work cancelled) in close.
+	 * context with sk locked; TCP freeing send space after a send found
+	 * none (sk_write_space, once the stream is writeable) schedules it
+	 * too; and sk is readable for poll/epoll while the ULP says so
+	 * (zcnet_helper_tcp_ulp_set_readable()). Stopped (hooks removed, work
+	 * cancelled) in close.
 	 */
 	void (*work)(struct sock *sk, void *ctx);
+	/*
+	 * Optional, with work: the socket is being closed (sk locked, the work
+	 * item stopped and its hooks removed); the ULP lets go of what it
+	 * holds for the application (queued work, pinned memory) at once,
+	 * instead of when TCP destroys the socket, which for an orphan with
+	 * unsent bytes may be minutes later.
+	 */
+	void (*close)(struct sock *sk, void *ctx);
+	/*
+	 * Optional, with work: the text of the socket's line in the ULP's
+	 * listing (zcnet_helper_tcp_ulp_proc_register()), after its
+	 * addresses, into buf (sk locked): the bytes written, at most len.
+	 */
+	int (*describe)(struct sock *sk, void *ctx, char *buf, unsigned int len);
 };
 
 /*
@@ -61,6 +77,13 @@ void zcnet_helper_tcp_ulp_set_ctx(struct sock *sk, void *ctx);
  * with TCP's proto put back).
  */
 int zcnet_helper_tcp_ulp_work_start(struct sock *sk);
+/*
+ * /proc/net/name in every namespace (cbs->describe needed): the header,
+ * then per socket of the namespace "LOCAL REMOTE" and what describe()
+ * writes; at most 256 sockets per read, 4096 bytes each.
+ */
+int zcnet_helper_tcp_ulp_proc_register(const char *name, const char *header);
+void zcnet_helper_tcp_ulp_proc_unregister(void);
 /* Frees what zcnet_helper_tcp_ulp_work_start() allocated (the holder's
  * work, NULL allowed), once the socket is gone. */
 void zcnet_helper_tcp_ulp_work_free(struct zcnet_ulp_work *w);
@@ -70,6 +93,14 @@ void zcnet_helper_tcp_ulp_work_free(struct zcnet_ulp_work *w);
  * zcnet_helper_ddp_wait()). No effect without a work item.
  */
 void zcnet_helper_tcp_ulp_set_readable(struct sock *sk, bool readable);
+/*
+ * From now on sk (locked) is readable for poll/epoll only as the ULP says
+ * (or on an error, shutdown or hang-up), not for TCP's own queued bytes:
+ * the socket's poll is TCP's with those masked (its ops are a copy of the
+ * socket layer's with that poll, installed with the work item and put
+ * back in close).
+ */
+void zcnet_helper_tcp_ulp_own_readiness(struct sock *sk);
 /* Wakes sk's waiters (poll, epoll, zcnet_helper_ddp_wait()). */
 void zcnet_helper_tcp_ulp_wake(struct sock *sk);
 /* Whether the ULP said sk is readable. */

@@ -54,6 +54,19 @@ impl Locked<'_> {
         })
     }
 
+    /// Hands TCP what it takes of `buf` now, never waiting: the bytes
+    /// taken (maybe fewer), `EAGAIN` for none (the socket's work item runs
+    /// when space frees, [`super::ulp::Ulp::work`]), or the socket's error.
+    pub fn send_some(&self, buf: &[u8]) -> Result<usize> {
+        // SAFETY: By the type invariant the socket is locked; `buf` is
+        // readable for its length.
+        let r = unsafe {
+            ext::zcnet_helper_ddp_send_some(self.as_raw(), buf.as_ptr().cast(), buf.len())
+        };
+        to_result(r.min(0))?;
+        Ok(r as usize)
+    }
+
     /// Sets `TCP_NODELAY` (as siw does on its sockets): small FPDUs go
     /// out at once instead of waiting for the ACK of the previous one.
     pub fn nodelay(&self) {

@@ -301,6 +301,16 @@ impl Locked<'_> {
         unsafe { ext::zcnet_helper_tcp_ulp_set_readable(self.as_raw(), readable) }
     }
 
+    /// From now on the socket is readable for poll/epoll only as
+    /// [`Locked::set_readable`] says (or on an error, shutdown or hang-up),
+    /// no longer for TCP's own queued bytes, which the ULP consumes itself
+    /// (a ULP with [`Ulp::work`] only).
+    pub fn own_readiness(&self) {
+        // SAFETY: By the type invariant the socket is locked; its ULP data
+        // is live in the ULP's callbacks.
+        unsafe { ext::zcnet_helper_tcp_ulp_own_readiness(self.as_raw()) }
+    }
+
     /// Wakes the socket's waiters (a ULP with [`Ulp::work`] only).
     pub fn wake(&self) {
         // SAFETY: By the type invariant the socket is locked; its ULP data
@@ -433,6 +443,25 @@ pub trait Ulp: Sync + 'static {
     /// readable for poll/epoll while [`Locked::set_readable`] says so.
     /// Close stops it before the state goes.
     fn work(_sk: &Locked<'_>, _ctx: &Self::Ctx) {}
+
+    /// The socket is being closed (locked; with [`Ulp::work`] only, after
+    /// the work item stopped): the ULP lets go of what it holds for the
+    /// application (queued work, pinned memory) now rather than when TCP
+    /// destroys the socket, which may be much later for an orphan with
+    /// bytes still unsent.
+    fn close(_sk: &Locked<'_>, _ctx: &Self::Ctx) {}
+
+    /// `/proc/net/NAME` in every namespace and its header line (with
+    /// [`Ulp::work`] and [`Ulp::describe`]): one line per socket of the
+    /// reader's namespace, its addresses and then what `describe` writes.
+    const LISTING: Option<(&'static CStr, &'static CStr)> = None;
+
+    /// The socket's text in the listing (socket locked), after its
+    /// addresses, into `out`: the bytes written. A socket being closed is
+    /// not listed.
+    fn describe(_sk: &Locked<'_>, _ctx: &Self::Ctx, _out: &mut [u8]) -> usize {
+        0
+    }
 }
 
 /// A socket's state as the ULP data pointer holds it: freed after an RCU
@@ -482,6 +511,16 @@ impl<T: Ulp> Registration<T> {
         } else {
             None
         },
+        close: if T::HAS_WORK && T::HAS_CLOSE {
+            Some(Adapter::<T>::close_cb)
+        } else {
+            None
+        },
+        describe: if T::HAS_WORK && T::HAS_DESCRIBE {
+            Some(Adapter::<T>::describe_cb)
+        } else {
+            None
+        },
     };
 
     /// Registers `T` as the ULP `T::NAME`, owned by `module`.
@@ -511,7 +550,23 @@ impl<T: Ulp> Registration<T> {
                 // SAFETY: `slot` holds a fully initialised ops table in pinned memory
                 // that is unregistered in `drop` before it is freed.
                 // INVARIANT: on `Ok`, `slot` is registered.
-                to_result(unsafe { ext::tcp_register_ulp(slot) })
+                to_result(unsafe { ext::tcp_register_ulp(slot) })?;
+                if let Some((name, header)) = T::LISTING {
+                    // SAFETY: Both strings are static; the callbacks were set
+                    // above; unregistered in `drop`.
+                    let r = to_result(unsafe {
+                        ext::zcnet_helper_tcp_ulp_proc_register(
+                            name.as_char_ptr(),
+                            header.as_char_ptr(),
+                        )
+                    });
+                    if r.is_err() {
+                        // SAFETY: Registered just above, not yet in use.
+                        unsafe { ext::tcp_unregister_ulp(slot) };
+                    }
+                    r?;
+                }
+                Ok::<(), Error>(())
             }),
             _t: PhantomData,
         })
@@ -521,6 +576,11 @@ impl<T: Ulp> Registration<T> {
 #[pinned_drop]
 impl<T: Ulp> PinnedDrop for Registration<T> {
     fn drop(self: Pin<&mut Self>) {
+        if T::LISTING.is_some() {
+            // SAFETY: Registered with the ULP; removing the files waits for
+            // their readers.
+            unsafe { ext::zcnet_helper_tcp_ulp_proc_unregister() };
+        }
         // SAFETY: By the type invariant `ops` is registered. `tcp_unregister_ulp`
         // waits for an RCU grace period, after which no lookup sees it; sockets
         // that use it hold a reference on the module, so it cannot unload under them.
@@ -779,6 +839,46 @@ impl<T: Ulp> Adapter<T> {
         if let Some(h) = unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
             // INVARIANT: The work item locked the socket for the call.
             T::work(&Locked(s), &h.ctx);
+        }
+    }
+
+    /// # Safety
+    ///
+    /// The socket's close, its work item stopped: a live socket, locked,
+    /// and its holder.
+    unsafe extern "C" fn close_cb(sk: *mut bindings::sock, ctx: *mut ffi::c_void) {
+        // SAFETY: The socket is live for the call.
+        let s = unsafe { TcpSock::from_raw(sk) };
+        // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
+        if let Some(h) = unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
+            // INVARIANT: The close path locked the socket for the call.
+            T::close(&Locked(s), &h.ctx);
+        }
+    }
+
+    /// # Safety
+    ///
+    /// The listing's read: a live socket, locked, its holder, and `len`
+    /// writable bytes at `buf`.
+    unsafe extern "C" fn describe_cb(
+        sk: *mut bindings::sock,
+        ctx: *mut ffi::c_void,
+        buf: *mut ffi::c_char,
+        len: ffi::c_uint,
+    ) -> ffi::c_int {
+        // SAFETY: The socket is live for the call; `buf` has room for `len`
+        // bytes.
+        let (s, out) = unsafe {
+            (
+                TcpSock::from_raw(sk),
+                core::slice::from_raw_parts_mut(buf.cast::<u8>(), len as usize),
+            )
+        };
+        // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
+        match unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
+            // INVARIANT: The listing locked the socket for the call.
+            Some(h) => T::describe(&Locked(s), &h.ctx, out).min(len as usize) as ffi::c_int,
+            None => 0,
         }
     }
 

@@ -48,6 +48,8 @@ enum {
 	ZCDDP_POST_RECV = 5,	/* set: struct zcddp_recv */
 	ZCDDP_POST_SEND = 6,	/* set: struct zcddp_send */
 	ZCDDP_POLL_CQ = 7,	/* set: struct zcddp_poll */
+	ZCDDP_SEND_QUEUE = 8,	/* set (before start-up) / get: __u32, the send
+				 * queue's depth (1 .. ZCDDP_SQ_DEPTH_MAX) */
 };
 
 /* struct zcddp_startup.role */
@@ -122,14 +124,20 @@ struct zcddp_info {
 /*
  * Verbs. Each socket (connection) has its own registrations (an STag of
  * another connection is unknown here), a receive queue of at most
- * ZCDDP_RQ_DEPTH posted buffers, at most ORD outstanding RDMA Reads, and a
- * completion queue: a post fails with ENOSPC when the posted work not yet
- * completed and the unpolled completions would exceed ZCDDP_CQ_DEPTH.
+ * ZCDDP_RQ_DEPTH posted buffers, a send queue of ZCDDP_SQ_DEPTH work
+ * requests unless ZCDDP_SEND_QUEUE says otherwise, at most ORD outstanding
+ * RDMA Reads, and a completion queue: a post fails with ENOSPC when the
+ * posted work not yet completed and the unpolled completions would exceed
+ * ZCDDP_CQ_DEPTH. ZCDDP_POST_SEND never waits: the work request is queued
+ * and goes out as TCP takes it; with the send queue full (a peer that does
+ * not read) it fails at once with ENOMEM, as siw's post_send does.
  * Addresses are the registering process's virtual addresses: the tagged
  * offset of an STag is the address it was registered at (as ibv_reg_mr's).
  */
 #define ZCDDP_RQ_DEPTH		64
 #define ZCDDP_CQ_DEPTH		256
+#define ZCDDP_SQ_DEPTH		64	/* the send queue's default depth */
+#define ZCDDP_SQ_DEPTH_MAX	256
 #define ZCDDP_MR_MAX		64	/* registrations per connection */
 
 /* struct zcddp_reg_mr.access */

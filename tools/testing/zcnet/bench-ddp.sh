@@ -8,7 +8,8 @@
 #              ib_write_lat does), RDMA Read (the whole Read) latency, RDMA
 #              Write bandwidth
 #   siw        perftest on soft-iWARP both sides (rdma_cm, -R):
-#              ib_write_lat (t_typical, its median) and ib_write_bw
+#              ib_write_lat (t_typical, its median) and ib_write_bw, on a
+#              veth pair of their own (see below)
 #   rping      the rping iteration (Send, RDMA Read, Send, Send, RDMA
 #              Write, Send: zcddp-ping's and rping's sequence) zcddp-ping to
 #              zcddp-ping, zcddp-ping to rping on siw, rping to rping on
@@ -72,40 +73,50 @@ ip netns exec a zcbench ddp --connect "$B:5302" --json "$out/zcddp.json" --label
   | tee "$out/zcddp.txt" || { echo "# zcddp failed"; cat "$out/ddp-serve.log"; }
 kill $ps 2>/dev/null; wait $ps 2>/dev/null
 
-# siw to siw with perftest.
+# siw to siw with perftest. perftest's server listens on the wildcard
+# address, so rdma_cm listens on every siw device; siw makes each listening
+# socket in the server's namespace, bound to its device's ifindex
+# (siw_create_listen). va and vb are both ifindex 2 of their namespaces,
+# so the second listen failed with EADDRINUSE (cma_listen_on_dev, error
+# -98) and the server with it. perftest therefore runs on a veth pair of
+# its own with distinct ifindexes (pa 31 in a, pb 32 in b, 198.18.1.0/24),
+# the only siw devices while it runs; siwa and siwb (va, vb) come after,
+# for the rping pairings.
+PB=198.18.1.2
 siw=
-if modprobe -a siw rdma_ucm 2>/dev/null &&
-   ip netns exec a rdma link add siwa type siw netdev va &&
-   ip netns exec b rdma link add siwb type siw netdev vb; then
+psiw=
+if modprobe -a siw rdma_ucm 2>/dev/null; then
   siw=yes
+  if ip link add pa index 31 netns a type veth peer name pb index 32 netns b &&
+     ip -n a link set pa up && ip -n a addr add 198.18.1.1/24 dev pa &&
+     ip -n b link set pb up && ip -n b addr add "$PB/24" dev pb &&
+     ip netns exec a rdma link add siwpa type siw netdev pa &&
+     ip netns exec b rdma link add siwpb type siw netdev pb; then
+    psiw=yes
+  else
+    echo "# no veth pair for perftest: siw perftest columns empty"
+  fi
 else
   echo "# no siw: siw columns empty"
 fi
-# perf TOOL SIZE ARGS: one perftest run, its result line. perftest's
-# server listens on every address: rdma_cm then listens on every siw
-# device, and siw's listening sockets are not per namespace, so siwb's
-# fails with EADDRINUSE once siwa has one (cma_listen_on_dev, error -98 in
-# the log). So siwa goes while the server starts listening and comes back
-# for the client (its own listen then fails, harmlessly). The server is
+# perf TOOL SIZE ARGS: one perftest run, its result line. The server is
 # ready when it says it waits for the client (an rdma_cm listen is no
 # socket that ss shows).
 perf() {
   local tool=$1 size=$2 port=18515 i; shift 2
-  ip netns exec a rdma link delete siwa
-  ip netns exec b timeout 120 "$tool" -d siwb -R -p $port -s "$size" "$@" > "$out/$tool-$size.s" 2>&1 &
+  ip netns exec b timeout 120 "$tool" -d siwpb -R -p $port -s "$size" "$@" > "$out/$tool-$size.s" 2>&1 &
   local ps=$!
   for i in $(seq 200); do
     grep -q 'Waiting for client' "$out/$tool-$size.s" && break
     kill -0 $ps 2>/dev/null || break
     sleep 0.05
   done
-  ip netns exec a rdma link add siwa type siw netdev va
-  ip netns exec a timeout 120 "$tool" -d siwa -R -p $port -s "$size" "$@" "$B" > "$out/$tool-$size.c" 2>&1
+  ip netns exec a timeout 120 "$tool" -d siwpa -R -p $port -s "$size" "$@" "$PB" > "$out/$tool-$size.c" 2>&1
   wait $ps
   # The result line: the size first, then numbers only.
   awk -v s="$size" '$1 == s && $2 ~ /^[0-9]+$/ { print; exit }' "$out/$tool-$size.c"
 }
-if [ -n "$siw" ]; then
+if [ -n "$psiw" ]; then
   for s in $LAT_SIZES; do
     # bytes iterations t_min t_max t_typical t_avg ...
     l=$(perf ib_write_lat "$s" -n "$ITERS")
@@ -121,6 +132,15 @@ if [ -n "$siw" ]; then
     [ -z "$l" ] && { tail -n 5 "$out/ib_write_bw-$s.s" "$out/ib_write_bw-$s.c"; break; }
     row siw write_bw "$s" "$(awk '{ printf "%.3f", $4 * 1.048576 }' <<<"$l")" MB/s
   done
+fi
+if [ -n "$psiw" ]; then
+  ip netns exec a rdma link delete siwpa
+  ip netns exec b rdma link delete siwpb
+fi
+if [ -n "$siw" ] && ! { ip netns exec a rdma link add siwa type siw netdev va &&
+                        ip netns exec b rdma link add siwb type siw netdev vb; }; then
+  echo "# no siw on va/vb: siw rping columns empty"
+  siw=
 fi
 
 # The rping iteration: COUNT iterations of SIZE, its time per iteration.

@@ -23,6 +23,12 @@
 #   - zcddp-poll: a peer's RDMA Read served and a Send's completion
 #     queued while the application sleeps; poll(2) POLLIN for pending
 #     completions only
+#   - the send queue: posts to a peer that never reads return at once
+#     until the queue (ZCDDP_SEND_QUEUE) is full, then ENOMEM; a reset
+#     flushes the queued Writes; close with a full queue is prompt and
+#     releases every page; /proc/net/zcddp_conns and zcctl ddp list the
+#     connection, its queues and registration; poll(2) reports no POLLIN
+#     for FPDUs that complete nothing
 #   - zcddp-copy: a 4 MiB file (CRC) and a 1-byte file RDMA-Written,
 #     Read back and compared byte for byte, the server's hash checked
 . "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
@@ -394,7 +400,12 @@ send_inv() {
   t_expect "  the receive completed solicited and invalidated (flags 3)" 1 "$(grep -c 'cqe wr_id=77 opcode=5 status=0 len=4 flags=3' $ZB)"
 }
 bg 21 send_inv
+# The listing read over and over while the 21 connections come and go.
+ip netns exec b sh -c 'n=0; for i in $(seq 200); do cat /proc/net/zcddp_conns > /dev/null && n=$((n + 1)); done; echo $n' > /tmp/zlist &
+pl=$!
 bg_collect
+wait $pl
+t_expect "/proc/net/zcddp_conns read 200 times while connections close" 200 "$(cat /tmp/zlist)"
 t_expect "ZcddpCrcErrors counted (the bad CRC)" $((before + 1)) "$(procv b ZcddpCrcErrors)"
 # Another connection's STag: a second zcddp socket (port+1) registers too;
 # its STag and address, named on the first connection, are unknown there.
@@ -420,6 +431,46 @@ listening b $PORT
 out=$(ip netns exec a capsh --drop=cap_ipc_lock -- -c "ulimit -l 64 && exec python3 $PEER memlock $ZC_IP_B $PORT" 2>&1)
 wait $pb
 t_expect "RLIMIT_MEMLOCK 64 KiB: 16 KiB registered, 1 MiB ENOMEM" "ok ENOMEM" "$out"
+
+echo "# t=$(( $(date +%s) - t0 )) s: the send queue"
+# Posting never waits: a raw responder in b answers start-up and never
+# reads (4 KiB receive buffer); a's zcddp initiator, with a send queue of
+# 16, posts 64 KiB RDMA Writes until the queue is full. Each post returns
+# at once, then ENOMEM (siw's error for a full send queue). The peer's
+# reset flushes the 16 queued signaled Writes with WC_FLUSH_ERR; on a second
+# connection close() with the queue full is prompt and every pinned page
+# is released.
+ip netns exec b timeout 60 python3 "$PEER" stall "$ZC_IP_B" $PORT > /tmp/zs 2>&1 &
+pb=$!
+listening b $PORT
+ip netns exec a timeout 60 python3 "$PEER" sqfull "$ZC_IP_B" $PORT 16 > /tmp/zq 2>&1
+wait $pb
+sed 's/^/# sqfull: /' /tmp/zq
+kv() { grep -o "\<$1=[^ ]*" /tmp/zq | head -n1 | cut -d= -f2; }
+t_expect "ZCDDP_SEND_QUEUE set to 16 and read back" "16 16" "$(kv depth) $(kv depth2)"
+t_expect "posts to a peer that never reads: queued until full, then ENOMEM" "ENOMEM ENOMEM" "$(kv err) $(kv err2)"
+ok=$(awk -v a="$(kv worst_ms)" -v b="$(kv worst2_ms)" -v p="$(kv posts)" 'BEGIN { print (a + 0 < 500 && b + 0 < 500 && p >= 16) ? "yes" : "no" }')
+t_expect "every post returned at once (slowest $(kv worst_ms) / $(kv worst2_ms) ms, $(kv posts) posts)" yes "$ok"
+t_expect "the peer's reset flushes the 16 queued Writes (WC_FLUSH_ERR)" 16 "$(kv flushed)"
+ok=$(awk -v c="$(kv close_ms)" 'BEGIN { print (c != "" && c + 0 < 1000) ? "yes" : "no" }')
+t_expect "close() with a full send queue is prompt ($(kv close_ms) ms)" yes "$ok"
+t_expect "  and releases every pinned page" "$(kv pinned_before) yes" \
+  "$(kv pinned_after) $([ "$(kv pinned_full)" -gt "$(kv pinned_before)" ] 2>/dev/null && echo yes || echo no)"
+# Readiness is zcddp's own: 50 FPDUs that complete nothing arrive, and
+# poll(2) does not report the socket readable for their bytes.
+t_expect "EPOLLIN only for zcddp events: no POLLIN for 50 FPDUs completing nothing" "no 50" "$(kv pollin) $(kv fpdus)"
+# The listing (/proc/net/zcddp_conns, zcctl ddp) taken with the queue full.
+sed 's/^/# zcddp_conns: /' /tmp/zconns
+line=$(grep -F "$ZC_IP_B:$PORT" /tmp/zconns | head -n1)
+t_expect "/proc/net/zcddp_conns: the connection, its parameters and full send queue" \
+  "initiator rev=2 crc=0 markers=0/0 ird=1 ord=1 state=rts error=0 sq=16/16 rq=0/64" \
+  "$(echo "$line" | grep -o 'initiator.* rq=[0-9]*/[0-9]*')"
+t_expect "  its registration: 64 KiB, local write, its pinned pages" \
+  "len=65536 access=l-- pages=$(( $(kv pinned_full) - $(kv pinned_before) ))" \
+  "$(grep -P '^\tmr ' /tmp/zconns | grep -o 'len=.*')"
+sed 's/^/# zcctl ddp: /' /tmp/zcctl.out
+t_expect "zcctl ddp lists it, its registration and the counters" "1 1 1" \
+  "$(grep -c '1 connections, 1 registrations' /tmp/zcctl.out) $(grep -c "^    mr stag=.*len=65536" /tmp/zcctl.out) $(grep -c 'ZcddpPinnedPages' /tmp/zcctl.out)"
 
 echo "# t=$(( $(date +%s) - t0 )) s: zcddp-poll"
 # Progress without the application and readiness: b's server makes no zcddp

@@ -5,6 +5,13 @@
     zcddp_peer.py server ADDR PORT MODE    accept one, then play MODE as responder
     zcddp_peer.py memlock ADDR PORT        registers 16 KiB and 1 MiB (ENOMEM
         expected past RLIMIT_MEMLOCK)
+    zcddp_peer.py stall ADDR PORT           a responder that never reads: two
+        connections, each answered (revision 2, IRD/ORD 1) and then left
+        unread; the first reset after 2 s, the second closed after 4 s
+    zcddp_peer.py sqfull ADDR PORT DEPTH    zcddp initiator to `stall`: a send
+        queue of DEPTH, 64 KiB Writes posted until ENOMEM (each post timed),
+        the flush completions after the reset; then again and close() timed,
+        the pinned pages counted (prints key=value lines)
     zcddp_peer.py data ADDR PORT MODE FILE  initiator, then (once FILE, the
         output of `zcddp-mpa --serve`, names the registration) send MODE's
         FPDUs and print what comes back ("term layer= etype= ecode=",
@@ -304,9 +311,154 @@ def memlock(addr, port):
     return 0
 
 
+def stall(addr, port):
+    """Answers two zcddp initiators and never reads after start-up."""
+    l = socket.socket()
+    l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # A small window: the sender's queue fills after a few FPDUs.
+    l.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    l.bind((addr, port))
+    l.listen(3)
+    for hold, how in ((2.0, "reset"), (4.0, "close"), (0.3, "trickle")):
+        s, _ = l.accept()
+        key, flags, rev, pd = read_frame(s)
+        s.sendall(frame(KEY_REP, E, 2, b"", (1, 1)))
+        time.sleep(hold)
+        if how == "trickle":
+            # FPDUs that complete nothing: zero-length Writes to STag 1.
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            for _ in range(50):
+                s.sendall(fpdu(tagged(0, 1, 0), False, False))
+                time.sleep(0.01)
+            time.sleep(3.0)
+        if how == "reset":
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        s.close()
+    return 0
+
+
+def zc_stat(name):
+    for l in open("/proc/net/zcddp_stat"):
+        w = l.split()
+        if w[0] == name:
+            return int(w[1])
+    return -1
+
+
+def sqfull(addr, port, depth):
+    """zcddp initiator against `stall`: see the module's doc."""
+    import ctypes
+    import errno
+
+    def conn():
+        for _ in range(100):
+            s = socket.socket()
+            # A small, fixed send buffer: TCP and the peer's window hold
+            # less than one 64 KiB Write, so the queue's head stays there.
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+            try:
+                s.connect((addr, port))
+                break
+            except ConnectionRefusedError:
+                s.close()
+                time.sleep(0.05)
+        s.setsockopt(socket.IPPROTO_TCP, 31, b"zcddp")
+        s.setsockopt(301, 8, struct.pack("I", depth))
+        got = struct.unpack("I", s.getsockopt(301, 8, 4))[0]
+        # struct zcddp_startup: initiator, revision 2, IRD/ORD 1, 5 s.
+        s.setsockopt(301, 1, struct.pack("IIBBHHHIIQQ", 1, 0, 2, 0, 0, 1, 1, 5000, 0, 0, 0))
+        buf = ctypes.create_string_buffer(1 << 16)
+        stag = ctypes.c_uint32()
+        s.setsockopt(301, 3, struct.pack("QQIIQ", ctypes.addressof(buf), 1 << 16, 1, 0,
+                                         ctypes.addressof(stag)))
+        return s, got, buf, stag.value
+
+    cqes = ctypes.create_string_buffer(32 * 256)
+    cnt = ctypes.c_uint32()
+
+    def poll(s, timeout_ms):
+        s.setsockopt(301, 7, struct.pack("QIIQ", ctypes.addressof(cqes), 256, timeout_ms,
+                                         ctypes.addressof(cnt)))
+        return [struct.unpack_from("QIII", cqes, 32 * i) for i in range(cnt.value)]
+
+    def fill(s, buf, stag, signaled):
+        """Posts 64 KiB Writes until the send queue is full: posts, the
+        slowest post (ms), the error, successful completions seen."""
+        n, worst, ok = 0, 0.0, 0
+        while n < 100000:
+            w = struct.pack("QIIQIIQII", n, 3, 1 if signaled else 0, ctypes.addressof(buf),
+                            1 << 16, stag, 0x10000, 0x1234, 0)
+            t = time.monotonic()
+            try:
+                s.setsockopt(301, 6, w)
+            except OSError as e:
+                worst = max(worst, (time.monotonic() - t) * 1000)
+                return n, worst, errno.errorcode.get(e.errno, str(e.errno)), ok
+            worst = max(worst, (time.monotonic() - t) * 1000)
+            n += 1
+            if signaled:
+                ok += sum(1 for c in poll(s, 0) if c[2] == 0)
+        return n, worst, "none", ok
+
+    pinned0 = zc_stat("ZcddpPinnedPages")
+    # 1: signaled Writes; the peer resets: the queued ones flush in error.
+    s, got, buf, stag = conn()
+    n, worst, err, ok = fill(s, buf, stag, True)
+    print("depth=%d posts=%d worst_ms=%.1f err=%s ok=%d" % (got, n, worst, err, ok))
+    flushed, okl = 0, 0
+    t = time.monotonic()
+    while time.monotonic() - t < 8:
+        try:
+            cs = poll(s, 1000)
+        except OSError as e:
+            print("poll_end=%s" % errno.errorcode.get(e.errno, str(e.errno)))
+            break
+        flushed += sum(1 for c in cs if c[2] == 3)
+        okl += sum(1 for c in cs if c[2] == 0)
+    print("flushed=%d late_ok=%d" % (flushed, okl))
+    s.close()
+    # 2: unsignaled Writes, then close() with the queue full.
+    s, got, buf, stag = conn()
+    n, worst, err, ok = fill(s, buf, stag, False)
+    print("depth2=%d posts2=%d worst2_ms=%.1f err2=%s" % (got, n, worst, err))
+    queued = zc_stat("ZcddpPinnedPages")
+    # The listing while the queue is full (zcddp.sh checks it).
+    import subprocess
+    with open("/tmp/zconns", "w") as f:
+        f.write(open("/proc/net/zcddp_conns").read())
+    with open("/tmp/zcctl.out", "w") as f:
+        subprocess.run(["zcctl", "ddp"], stdout=f, stderr=subprocess.STDOUT)
+    t = time.monotonic()
+    s.close()
+    close_ms = (time.monotonic() - t) * 1000
+    for _ in range(100):
+        if zc_stat("ZcddpPinnedPages") == pinned0:
+            break
+        time.sleep(0.02)
+    print("close_ms=%.1f pinned_before=%d pinned_full=%d pinned_after=%d released_ms=%.0f" % (
+        close_ms, pinned0, queued, zc_stat("ZcddpPinnedPages"), (time.monotonic() - t) * 1000))
+    # 3: the peer streams FPDUs that complete nothing: poll(2) must not
+    # report the socket readable for their bytes.
+    import select
+    s, got, buf, stag = conn()
+    f0 = zc_stat("ZcddpFpdusReceived")
+    p = select.poll()
+    p.register(s, select.POLLIN)
+    t = time.monotonic()
+    ev = p.poll(2500)
+    print("pollin=%s poll_ms=%.0f fpdus=%d" % (
+        "yes" if ev else "no", (time.monotonic() - t) * 1000, zc_stat("ZcddpFpdusReceived") - f0))
+    s.close()
+    return 0
+
+
 def main():
     if sys.argv[1] == "memlock":
         return memlock(sys.argv[2], int(sys.argv[3]))
+    if sys.argv[1] == "stall":
+        return stall(sys.argv[2], int(sys.argv[3]))
+    if sys.argv[1] == "sqfull":
+        return sqfull(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     role, addr, port, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     if role == "data":
         s = socket.create_connection((addr, port))

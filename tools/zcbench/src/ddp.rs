@@ -184,11 +184,13 @@ fn check(c: &Cqe) -> io::Result<()> {
     }
 }
 
-/// Posts, draining the completion queue while it is full (`ENOSPC`).
+/// Posts, draining the completion queue while it is full (`ENOSPC`) or
+/// the send queue is (`ENOMEM`: every work request here is signaled, so
+/// a completion comes as the queue drains).
 fn post(s: &Sock, w: &SendWr) -> io::Result<()> {
     loop {
         match zcddp::post_send(s, w) {
-            Err(x) if x.raw_os_error() == Some(28) => {
+            Err(x) if matches!(x.raw_os_error(), Some(28) | Some(12)) => {
                 for c in zcddp::poll_cq(s, 256, WAIT_MS).map_err(|x| e("poll", x))? {
                     check(&c)?;
                 }

@@ -13,9 +13,13 @@
 //! zcctl sock              zcsock's counters of this network namespace
 //!                         (/proc/net/zcsock_stat)
 //! zcctl sock PID [FD]     the counters of a process's zcsock sockets
+//! zcctl ddp               zcddp's connections, their registrations and
+//!                         the counters of this network namespace
+//!                         (/proc/net/zcddp_conns, /proc/net/zcddp_stat)
 //! ```
 
 mod admit;
+mod ddp;
 mod sock;
 
 use std::fs;
@@ -193,10 +197,11 @@ fn main() -> ExitCode {
         Some("counters") => counters(Path::new(&dbg), args.get(1).map(String::as_str)),
         Some("frag") => frag(args.get(1).map(String::as_str)),
         Some("sock") => sock::run(Path::new(&proc), &args[1..]),
+        Some("ddp") => ddp::run(Path::new(&proc)),
         Some(c @ ("admit" | "release" | "query")) => admit::run(c, &args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("usage: zcctl [status] | zcctl frag [DEV] | zcctl counters [MODULE]");
-            println!("       zcctl sock [PID [FD]]");
+            println!("       zcctl sock [PID [FD]] | zcctl ddp");
             println!("       zcctl admit|release|query DEV DST [tcp|udp] [src ADDR] [mac MAC] [ports S:D]");
             0
         }
