@@ -398,7 +398,13 @@ alive oversize
 inject flood
 echo "# flood: ${D[sent]} frames in ${D[flood_ms]} ms; max slots_in_use ${D[max_slots]}, max FRAG memory ${D[max_frag_mem]} (limit $HIGH), ${D[samples]} samples"
 seen=${D[rx_ipv4_fragments]:-0}
-[ "$seen" -ge $((${D[sent]:-0} * 9 / 10)) ] && t_ok "flood: zf0 saw the fragments ($seen of ${D[sent]})" || t_fail "flood: zf0 saw the fragments" "$seen of ${D[sent]}"
+# Most of the flood must reach the device, or the bounds below prove little.
+# A debug kernel's receiver falls behind the sender (KASAN on every access)
+# and the device drops what finds its ring empty: 12127 of 20000 seen on the
+# native front end there; half is asked of it.
+tenths=9
+[ "${ZCNET_FLAVOUR:-default}" = debug ] && tenths=5
+[ "$seen" -ge $((${D[sent]:-0} * tenths / 10)) ] && t_ok "flood: zf0 saw the fragments ($seen of ${D[sent]})" || t_fail "flood: zf0 saw the fragments" "$seen of ${D[sent]}"
 t_expect "flood: each first fragment took a slot or was counted rx_no_slot" "$seen" $(( ${D[zc_potential]:-0} + ${D[rx_no_slot]:-0} ))
 ge "flood: more flows than slots (rx_no_slot)" 1 rx_no_slot
 t_expect "flood: every held fragment went to the normal path" "${D[zc_potential]}" "${D[rx_fallback_fragments]}"

@@ -172,7 +172,11 @@ echo "# native transmit: $((r1 - r0)) payload bytes by reference, $((c1 - c0)) c
 # byte-exact and the misses are counted; then an interleaving flow (pings
 # from vb between the trains) on a clean wire.
 misses() { ip netns exec $A ethtool -S $ZC_IF_A | awk '$1 ~ /^zc_miss_/ || $1 == "rx_chains_missed:" { s += $2 } END { print s + 0 }'; }
-for ne in "loss 1%" "delay 1ms reorder 10% 50%" "duplicate 2%" "corrupt 1%"; do
+# (corrupt 0.3%: see zcfrag.sh; at 1% this failed once, 2026-11-25, with
+# every byte received and a wrong hash, then passed 25 runs of 25, about 32
+# segments a run rejected by TCP's checksum: two corrupted fragments of one
+# segment can cancel in it.)
+for ne in "loss 1%" "delay 1ms reorder 10% 50%" "duplicate 2%" "corrupt 0.3%"; do
   m0=$(misses)
   ip netns exec $B tc qdisc replace dev $ZC_IF_B root netem $ne
   XFER_BLOCK=65536 tcp_xfer $B $A $ZC_IP_A $((4 << 20)) "TCP 4 MiB stacked -> native through netem $ne, byte-exact"
