@@ -91,3 +91,13 @@ vdev_netdev() {
   done
   return 1
 }
+
+# vdev_bind VDEV DRIVER NS IF IP: virtio device VDEV from its driver (if it
+# has one) to DRIVER, its netdev moved into NS as IF with IP/24, up.
+vdev_bind() {
+  local d l=/sys/bus/virtio/devices/$1/driver
+  [ -e "$l" ] && echo "$1" > "$l/unbind"
+  echo "$1" > "/sys/bus/virtio/drivers/$2/bind" && d=$(vdev_netdev "$1") || return 1
+  ip link set "$d" netns "$3" && ip -n "$3" link set "$d" name "$4" &&
+    ip -n "$3" addr add "$5/24" dev "$4" && ip -n "$3" link set "$4" up
+}

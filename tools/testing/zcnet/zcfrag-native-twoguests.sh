@@ -26,17 +26,9 @@ meet() {
     ip netns exec "$NS" timeout 300 socat -u - "TCP:$PEER:$((7100 + $1)),retry=3000,interval=0.1" </dev/null
   fi
 }
-# native_up: the NIC to zcfrag, its netdev set up as before in the namespace.
-native_up() {
-  local d
-  echo "$VD" > /sys/bus/virtio/drivers/virtio_net/unbind &&
-    echo "$VD" > /sys/bus/virtio/drivers/zcfrag/bind && d=$(vdev_netdev "$VD") || return 1
-  ip link set "$d" netns "$NS" && ip -n "$NS" link set "$d" name "$IF" &&
-    ip -n "$NS" addr add "$IP/24" dev "$IF" && ip -n "$NS" link set "$IF" up
-}
 
 insmod "$(ko zcfrag)" devices="$MAC" || { t_fail "insmod zcfrag"; t_done; exit 1; }
-t_run "guest $role: $IF's device to the native front end" native_up
+t_run "guest $role: $IF's device to the native front end" vdev_bind "$VD" zcfrag "$NS" "$IF" "$IP"
 t_expect "guest $role: its driver is zcfrag" zcfrag "$(drv)"
 t_expect "guest $role: its MTU is zcfrag's" 4148 "$(ip netns exec "$NS" cat "/sys/class/net/$IF/mtu")"
 # The other guest binds its NIC in its own time: wait (bounded) for it.

@@ -266,13 +266,7 @@ fi
 # (e) Native to native: vb's device goes to the native front end too.
 VB=$(basename "$(ip netns exec $B readlink -f /sys/class/net/$ZC_IF_B/device)")
 # bind_b DRIVER: vb's device to DRIVER, its netdev set up as vb in ns b.
-bind_b() {
-  local d l=/sys/bus/virtio/devices/$VB/driver
-  [ -e "$l" ] && echo "$VB" > "$l/unbind"
-  echo "$VB" > /sys/bus/virtio/drivers/$1/bind && d=$(vdev_netdev "$VB") || return 1
-  ip link set "$d" netns $B && ip -n $B link set "$d" name $ZC_IF_B &&
-    ip -n $B addr add $ZC_IP_B/24 dev $ZC_IF_B && ip -n $B link set $ZC_IF_B up
-}
+bind_b() { vdev_bind "$VB" "$1" $B $ZC_IF_B $ZC_IP_B; }
 echo "$ZC_MAC_A,$ZC_MAC_B" > /sys/module/zcfrag/parameters/devices
 t_run "vb's device to the native front end too" bind_b zcfrag
 t_expect "vb's MTU is zcfrag's" 4148 "$(ip netns exec $B cat /sys/class/net/$ZC_IF_B/mtu)"
