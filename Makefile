@@ -6,7 +6,8 @@
 #   make setup       install the packages, kernel source and bindgen (idempotent)
 #   make kernel      build or reuse the cached test kernel (ZCNET_FLAVOUR=debug for KASAN etc.)
 #   make modules     build the modules against the cached kernel, or KDIR=/path/to/build
-#   make tools       build the user-space tools (zcctl, zcbench, the ip plugin)
+#   make tools       build the user-space tools (zcctl, zcbench, the ip plugin,
+#                    the C test programs of tools/testing/zcnet)
 #   make install-ip  install the ip plugin (ip link ... type zcfrag OPTIONS)
 #   make run SCRIPT=file [TOPO=veth|virtio2|twoguests]   run a script in the guest
 #   make bench       zcbench in the guest: plain TCP at MTU 1500 and 9000 vs zcfrag
@@ -53,6 +54,7 @@ modules:
 tools:
 	@cd $(ROOT)/tools && cargo build --release --quiet
 	@$(ROOT)/scripts/build-ip-plugin.sh
+	@$(ROOT)/scripts/build-test-progs.sh
 
 # Where this machine's ip looks for link plugins (Debian: /usr/lib/<triplet>/ip).
 IP_LIB_DIR ?= $(shell grep -aoE -m1 '/usr/lib[a-z0-9_/-]*/ip' "$$(command -v ip)" 2>/dev/null | head -n1)

@@ -6,8 +6,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 out=$ZCNET_ROOT/tools/target/ip
 mkdir -p "$out"
-cc=${CC:-}
-[ -n "$cc" ] || cc=$(command -v clang-19 || command -v cc) || die "build-ip-plugin: no C compiler (clang-19 is in the setup packages)"
+cc=$(host_cc build-ip-plugin)
 "$cc" -std=gnu11 -O2 -Wall -Wextra -Werror -fPIC -shared \
   -o "$out/link_zcfrag.so.tmp" "$ZCNET_ROOT/tools/iproute2/link_zcfrag.c"
 mv "$out/link_zcfrag.so.tmp" "$out/link_zcfrag.so"

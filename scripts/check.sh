@@ -53,7 +53,7 @@ clippy_modules() {
   return 0
 }
 step clippy-modules clippy_modules
-step tools bash -c 'cd tools && cargo build --release --quiet && ../scripts/build-ip-plugin.sh' || finish
+step tools bash -c 'cd tools && cargo build --release --quiet && ../scripts/build-ip-plugin.sh && ../scripts/build-test-progs.sh' || finish
 step rustfmt bash -c 'find . -name "*.rs" -not -path "./tools/target/*" -not -name generated.rs -print0 | xargs -0 rustfmt --edition 2021 --check'
 step clippy bash -c 'cd tools && cargo clippy --quiet --all-targets -- -D warnings'
 step docs /usr/bin/python3 scripts/check-docs.py

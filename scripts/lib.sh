@@ -1,6 +1,12 @@
 # Shared shell helpers for zcnet scripts (sourced, not run).
 log() { printf '%s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+# host_cc WHO: the C compiler for host programs ($CC, else clang-19 from the
+# setup packages, else cc); WHO names the caller in the error.
+host_cc() {
+  [ -n "${CC:-}" ] && { echo "$CC"; return; }
+  command -v clang-19 || command -v cc || die "$1: no C compiler (clang-19 is in the setup packages)"
+}
 # Where cached kernel builds and other large artefacts live (outside the repo).
 ZCNET_CACHE=${ZCNET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/zcnet}
 LLVM_BIN=/usr/lib/llvm-19/bin

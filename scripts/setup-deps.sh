@@ -28,6 +28,8 @@ PKGS=(
   # guest user space (reached by the guest over the 9p root)
   iproute2 ethtool iperf3 procps util-linux iputils-ping tcpdump socat
   rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
+  # siw_verbs.c (scripts/build-test-progs.sh): rdma-core's headers
+  libibverbs-dev librdmacm-dev
 )
 RUST_WEB_PKGS=(rustc-web rust-web-src libstd-rust-web-dev libstd-rust-web-1.85 rust-web-clippy)
 

@@ -15,7 +15,9 @@
 #     (zcddp_peer.py builds and checks frames, RTR FPDUs with CRC and
 #     markers, from the RFCs)
 #   - interop with soft-iWARP (siw, unmodified rping on it) both ways, CRC
-#     off and on, siw's refusal of markers
+#     off and on, siw's refusal of markers; siw_verbs (rdma-core on siw)
+#     with zcddp-verbs: Send, RDMA Write and RDMA Read both ways, 64 B and
+#     1 MiB, siw active and passive, seeded data hashed on both sides
 #   - bad input: silence (timeout), garbage, a bad revision, private data
 #     over 512, data before the reply, a close mid-frame, a wrong RTR, a
 #     bad CRC, a rejecting / wrong-key / silent responder
@@ -337,13 +339,52 @@ rping_c() {
 if [ -e /sys/class/infiniband/siwb ]; then
   # The acceptance's sizes and counts: 1000 iterations both ways, CRC off
   # and on; 65535 B is rping's largest (-S), 1 MiB is covered by
-  # zcddp-ping <-> zcddp-ping and zcddp-copy.
+  # zcddp-ping <-> zcddp-ping, zcddp-copy and siw_verbs below.
   siw_ping "zcddp-ping -c -V to rping -s on siw, 64 B x 1000" 64 1000 ""
   siw_ping "zcddp-ping -c -V to rping -s on siw, 65535 B x 1000" 65535 1000 ""
   siw_ping "zcddp-ping -c -V to rping -s on siw, 65535 B x 1000, CRC" 65535 1000 --crc
   rping_c "rping -c -V on siw to zcddp-ping -s, 64 B x 1000" 64 1000 ""
   rping_c "rping -c -V on siw to zcddp-ping -s, 65535 B x 1000" 65535 1000 ""
   rping_c "rping -c -V on siw to zcddp-ping -s, 65535 B x 1000, CRC" 65535 1000 --crc
+fi
+
+# siw_verbs (tools/testing/zcnet/siw_verbs.c, rdma-core on siw) against
+# zcddp-verbs: a Send into a receive posted on the zcddp side, siw's RDMA
+# Read and RDMA Write of zcddp's region, zcddp's RDMA Read and RDMA Write of
+# siw's region, every byte seeded and hashed on both sides; siw as
+# rdma_cm's active side (MPA initiator) and as its passive side.
+# sverbs NAME DIR SIZE [--crc]: DIR c: siw_verbs -c in a, zcddp-verbs -s
+# in b; DIR s: siw_verbs -s in b, zcddp-verbs -c in a.
+sverbs() {
+  local name=$1 dir=$2 size=$3 crc=${4:-} rz rv t=$SECONDS
+  if [ "$dir" = c ]; then
+    ip netns exec b timeout 60 zcddp-verbs -s -a "$ZC_IP_B" -p $PORT -S "$size" -r 11 $crc > /tmp/vz 2>&1 &
+    local pb=$!
+    listening b $PORT
+    ip netns exec a timeout 60 siw_verbs -a "$ZC_IP_B" -p $PORT -S "$size" -r 11 > /tmp/vs 2>&1
+    rv=$?
+    wait $pb
+    rz=$?
+  else
+    ip netns exec b timeout 60 siw_verbs -s -a "$ZC_IP_B" -p $PORT -S "$size" -r 11 > /tmp/vs 2>&1 &
+    local pb=$!
+    listening b $PORT
+    ip netns exec a timeout 60 zcddp-verbs -c -a "$ZC_IP_B" -p $PORT -S "$size" -r 11 $crc > /tmp/vz 2>&1
+    rz=$?
+    wait $pb
+    rv=$?
+  fi
+  sed 's/^/# /' /tmp/vs /tmp/vz
+  t_expect "$name" "0 0 1 1" "$rv $rz $(grep -c '^siw_verbs: all checked' /tmp/vs) $(grep -c '^zcddp-verbs: all checked' /tmp/vz)"
+  t_expect "  CRC $([ -n "$crc" ] && echo on || echo off), every check made on both sides" "crc=$([ -n "$crc" ] && echo 1 || echo 0) 5 4 0" \
+    "$(grep -o 'crc=[01]' /tmp/vz) $(grep -c ' ok (hash' /tmp/vs) $(grep -c ' ok (hash' /tmp/vz) $(cat /tmp/vs /tmp/vz | grep -c MISMATCH)"
+  echo "# $((SECONDS - t)) s"
+}
+if [ -e /sys/class/infiniband/siwb ]; then
+  sverbs "siw_verbs -c on siw with zcddp-verbs -s: Send, Write, Read both ways, 64 B" c 64
+  sverbs "siw_verbs -c on siw with zcddp-verbs -s: Send, Write, Read both ways, 1 MiB, CRC" c 1048576 --crc
+  sverbs "siw_verbs -s on siw with zcddp-verbs -c: Send, Write, Read both ways, 64 B, CRC" s 64 --crc
+  sverbs "siw_verbs -s on siw with zcddp-verbs -c: Send, Write, Read both ways, 1 MiB" s 1048576
 fi
 
 echo "# t=$(( $(date +%s) - t0 )) s: data path security"

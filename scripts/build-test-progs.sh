@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds the C test programs of tools/testing/zcnet (siw_verbs.c: an
+# rdma-core program for zcddp's interop with soft-iWARP, linked with
+# librdmacm and libibverbs, whose headers the setup installs) into
+# tools/target/release, which the guest has on its PATH beside the cargo
+# tools.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+cc=$(host_cc build-test-progs)
+[ -f /usr/include/rdma/rdma_cma.h ] && [ -f /usr/include/infiniband/verbs.h ] ||
+  die "build-test-progs: no rdma-core headers (librdmacm-dev, libibverbs-dev): run scripts/setup-deps.sh"
+out=$ZCNET_ROOT/tools/target/release
+mkdir -p "$out"
+"$cc" -std=gnu11 -O2 -Wall -Wextra -Werror -o "$out/siw_verbs.tmp" \
+  "$ZCNET_ROOT/tools/testing/zcnet/siw_verbs.c" -lrdmacm -libverbs
+mv "$out/siw_verbs.tmp" "$out/siw_verbs"
