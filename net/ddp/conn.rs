@@ -114,6 +114,7 @@ impl core::ops::DerefMut for QpGuard<'_, '_> {
 impl Drop for QpGuard<'_, '_> {
     fn drop(&mut self) {
         self.sk.set_readable(self.g.readable());
+        self.sk.set_writable(self.g.writable());
         if self.ctx.waiting.xchg(0, Relaxed) != 0 {
             self.sk.wake();
         }

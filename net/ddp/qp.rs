@@ -1112,6 +1112,14 @@ impl Qp {
         !self.cq.is_empty() || (self.live && self.error != 0)
     }
 
+    /// What poll/epoll report as writable (with TCP's stream writeable):
+    /// a post would not fail with `ENOMEM`, the send queue having room;
+    /// also when it would fail at once for another reason (not started,
+    /// the connection failed), so that nobody waits for room in vain.
+    pub(crate) fn writable(&self) -> bool {
+        !self.live || self.error != 0 || !self.sq.is_full()
+    }
+
     /// Completions are waiting, or the connection failed.
     pub(crate) fn done_waiting(&self) -> bool {
         !self.cq.is_empty() || self.error != 0 || !self.live

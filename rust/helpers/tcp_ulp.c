@@ -135,6 +135,9 @@ struct zcnet_ulp_work {
 	bool readable;
 	/* Readable only when the ULP says so (zcnet_helper_tcp_ulp_own_readiness()). */
 	bool own;
+	/* The ULP's send queue is full (zcnet_helper_tcp_ulp_set_writable()):
+	 * with own, no EPOLLOUT. */
+	bool full;
 	/* The socket's ops before ours (put back in close), or NULL. */
 	const struct proto_ops *saved_ops;
 	/* On zcnet_ulp_socks from start until close (or destroy). */
@@ -218,9 +221,19 @@ static __poll_t zcnet_ulp_poll(struct file *file, struct socket *sock, poll_tabl
 	if (!base)
 		base = zcnet_ulp_base_ops[sk->sk_family == AF_INET6 ? ZCNET_ULP_V6 : ZCNET_ULP_V4];
 	mask = base->poll(file, sock, wait);
-	if (w && READ_ONCE(w->own) && !READ_ONCE(w->readable) &&
-	    !(mask & (EPOLLERR | EPOLLHUP | EPOLLRDHUP)))
+	if (!w || !READ_ONCE(w->own) || (mask & (EPOLLERR | EPOLLHUP | EPOLLRDHUP)))
+		return mask;
+	if (!READ_ONCE(w->readable))
 		mask &= ~(EPOLLIN | EPOLLRDNORM);
+	/*
+	 * Writable only while the ULP's send queue has room as well as TCP's
+	 * stream: the poller is on the wait queue (base->poll) before it
+	 * reads the flag, and the flag's falling edge wakes it
+	 * (zcnet_helper_tcp_ulp_set_writable()).
+	 */
+	smp_mb();
+	if (READ_ONCE(w->full))
+		mask &= ~(EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
 	return mask;
 }
 
@@ -346,6 +359,28 @@ void zcnet_helper_tcp_ulp_set_readable(struct sock *sk, bool readable)
 	WRITE_ONCE(w->readable, readable);
 	if (readable && !was && !w->dead)
 		w->saved_data_ready(sk);
+}
+
+void zcnet_helper_tcp_ulp_set_writable(struct sock *sk, bool writable)
+{
+	struct zcnet_ulp_work *w = zcnet_ulp_work_of(sk);
+	struct socket_wq *wq;
+	bool was_full;
+
+	if (!w)
+		return;
+	was_full = w->full;
+	WRITE_ONCE(w->full, !writable);
+	if (!writable || !was_full || w->dead)
+		return;
+	/* Room again: wake the writers (poll, epoll, select) and SIGIO. */
+	rcu_read_lock();
+	wq = rcu_dereference(sk->sk_wq);
+	if (skwq_has_sleeper(wq))
+		wake_up_interruptible_poll(&wq->wait, EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
+	if (wq && wq->fasync_list && !(sk->sk_shutdown & SEND_SHUTDOWN))
+		sock_wake_async(wq, SOCK_WAKE_SPACE, POLL_OUT);
+	rcu_read_unlock();
 }
 
 void zcnet_helper_tcp_ulp_wake(struct sock *sk)

@@ -101,6 +101,13 @@ void zcnet_helper_tcp_ulp_set_readable(struct sock *sk, bool readable);
  * back in close).
  */
 void zcnet_helper_tcp_ulp_own_readiness(struct sock *sk);
+/*
+ * sk (locked) may be written to (or not): with
+ * zcnet_helper_tcp_ulp_own_readiness(), poll/epoll report EPOLLOUT only
+ * while the ULP says so and TCP's stream is writeable; becoming writable
+ * wakes the socket's writers. No effect without a work item.
+ */
+void zcnet_helper_tcp_ulp_set_writable(struct sock *sk, bool writable);
 /* Wakes sk's waiters (poll, epoll, zcnet_helper_ddp_wait()). */
 void zcnet_helper_tcp_ulp_wake(struct sock *sk);
 /* Whether the ULP said sk is readable. */

@@ -301,6 +301,17 @@ impl Locked<'_> {
         unsafe { ext::zcnet_helper_tcp_ulp_set_readable(self.as_raw(), readable) }
     }
 
+    /// Whether the ULP can take more work from the application (its send
+    /// queue has room): with [`Locked::own_readiness`], poll/epoll report
+    /// the socket writable only while this says so and TCP's stream is
+    /// writeable. Becoming writable wakes the socket's writers (a ULP with
+    /// [`Ulp::work`] only).
+    pub fn set_writable(&self, writable: bool) {
+        // SAFETY: By the type invariant the socket is locked; its ULP data
+        // is live in the ULP's callbacks.
+        unsafe { ext::zcnet_helper_tcp_ulp_set_writable(self.as_raw(), writable) }
+    }
+
     /// From now on the socket is readable for poll/epoll only as
     /// [`Locked::set_readable`] says (or on an error, shutdown or hang-up),
     /// no longer for TCP's own queued bytes, which the ULP consumes itself

@@ -30,7 +30,8 @@
 #     flushes the queued Writes; close with a full queue is prompt and
 #     releases every page; /proc/net/zcddp_conns and zcctl ddp list the
 #     connection, its queues and registration; poll(2) reports no POLLIN
-#     for FPDUs that complete nothing
+#     for FPDUs that complete nothing, and POLLOUT only while the send
+#     queue has room
 #   - zcddp-copy: a 4 MiB file (CRC) and a 1-byte file RDMA-Written,
 #     Read back and compared byte for byte, the server's hash checked
 . "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
@@ -505,6 +506,13 @@ t_expect "  and releases every pinned page" "$(kv pinned_before) yes" \
 # Readiness is zcddp's own: 50 FPDUs that complete nothing arrive, and
 # poll(2) does not report the socket readable for their bytes.
 t_expect "EPOLLIN only for zcddp events: no POLLIN for 50 FPDUs completing nothing" "no 50" "$(kv pollin) $(kv fpdus)"
+# EPOLLOUT is the send queue's room: none while the queue is full against
+# a peer that does not read; once the peer drains, POLLOUT comes, and each
+# one lets a post through (a POLLOUT from TCP's room alone, with the queue
+# still full, would end in ENOMEM). 32 Writes of 64 KiB posted that way.
+t_expect "EPOLLOUT: none with the send queue full (ENOMEM), the peer not reading" "ENOMEM no" "$(kv out_full) $(kv out_stalled)"
+t_expect "EPOLLOUT: the peer drains, every POLLOUT lets a post through (first after $(kv out_first_ms) ms, $(kv out_ms) ms in all)" \
+  "32 0" "$(kv out_posts) $(kv out_spurious)"
 # The listing (/proc/net/zcddp_conns, zcctl ddp) taken with the queue full.
 sed 's/^/# zcddp_conns: /' /tmp/zconns
 line=$(grep -F "$ZC_IP_B:$PORT" /tmp/zconns | head -n1)

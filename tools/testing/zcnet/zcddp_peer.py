@@ -7,11 +7,15 @@
         expected past RLIMIT_MEMLOCK)
     zcddp_peer.py stall ADDR PORT           a responder that never reads: two
         connections, each answered (revision 2, IRD/ORD 1) and then left
-        unread; the first reset after 2 s, the second closed after 4 s
+        unread; the first reset after 2 s, the second closed after 4 s, the
+        third sent 50 FPDUs that complete nothing; the fourth drained once
+        the initiator connects again and sends a byte
     zcddp_peer.py sqfull ADDR PORT DEPTH    zcddp initiator to `stall`: a send
         queue of DEPTH, 64 KiB Writes posted until ENOMEM (each post timed),
         the flush completions after the reset; then again and close() timed,
-        the pinned pages counted (prints key=value lines)
+        the pinned pages counted; a third for POLLIN; a fourth: no POLLOUT
+        with the queue full, then the peer drains and every POLLOUT must
+        let a post through (prints key=value lines)
     zcddp_peer.py data ADDR PORT MODE FILE  initiator, then (once FILE, the
         output of `zcddp-mpa --serve`, names the registration) send MODE's
         FPDUs and print what comes back ("term layer= etype= ecode=",
@@ -319,10 +323,20 @@ def stall(addr, port):
     l.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     l.bind((addr, port))
     l.listen(3)
-    for hold, how in ((2.0, "reset"), (4.0, "close"), (0.3, "trickle")):
+    for hold, how in ((2.0, "reset"), (4.0, "close"), (0.3, "trickle"), (0, "drain")):
         s, _ = l.accept()
         key, flags, rev, pd = read_frame(s)
         s.sendall(frame(KEY_REP, E, 2, b"", (1, 1)))
+        if how == "drain":
+            # Unread until the initiator, its send queue full, says go on a
+            # second connection; then read everything until it closes.
+            c, _ = l.accept()
+            c.recv(1)
+            while s.recv(1 << 16):
+                pass
+            c.close()
+            s.close()
+            continue
         time.sleep(hold)
         if how == "trickle":
             # FPDUs that complete nothing: zero-length Writes to STag 1.
@@ -449,6 +463,38 @@ def sqfull(addr, port, depth):
     print("pollin=%s poll_ms=%.0f fpdus=%d" % (
         "yes" if ev else "no", (time.monotonic() - t) * 1000, zc_stat("ZcddpFpdusReceived") - f0))
     s.close()
+    # 4: EPOLLOUT is the send queue's room: none while the queue is full
+    # (the peer not reading), then, the peer draining, each POLLOUT must
+    # let a post through (no ENOMEM after it).
+    s, got, buf, stag = conn()
+    n, worst, err, ok = fill(s, buf, stag, False)
+    p = select.poll()
+    p.register(s, select.POLLOUT)
+    stalled = "yes" if p.poll(500) else "no"
+    ctl = socket.create_connection((addr, port))
+    ctl.sendall(b"g")
+    posts, spurious, first = 0, 0, None
+    t = time.monotonic()
+    while posts < 2 * depth and time.monotonic() - t < 20:
+        if not p.poll(5000):
+            break
+        if first is None:
+            first = (time.monotonic() - t) * 1000
+        w = struct.pack("QIIQIIQII", posts, 3, 0, ctypes.addressof(buf), 1 << 16, stag,
+                        0x10000, 0x1234, 0)
+        try:
+            s.setsockopt(301, 6, w)
+            posts += 1
+        except OSError as e:
+            if e.errno != errno.ENOMEM:
+                print("out_err=%s" % errno.errorcode.get(e.errno, str(e.errno)))
+                break
+            spurious += 1
+    print("out_full=%s out_stalled=%s out_posts=%d out_spurious=%d out_first_ms=%.0f out_ms=%.0f" % (
+        err, stalled, posts, spurious, first if first is not None else -1,
+        (time.monotonic() - t) * 1000))
+    s.close()
+    ctl.close()
     return 0
 
 
