@@ -221,18 +221,18 @@ static __poll_t zcnet_ulp_poll(struct file *file, struct socket *sock, poll_tabl
 	if (!base)
 		base = zcnet_ulp_base_ops[sk->sk_family == AF_INET6 ? ZCNET_ULP_V6 : ZCNET_ULP_V4];
 	mask = base->poll(file, sock, wait);
-	if (!w || !READ_ONCE(w->own) || (mask & (EPOLLERR | EPOLLHUP | EPOLLRDHUP)))
+	if (!w || !READ_ONCE(w->own))
 		return mask;
-	if (!READ_ONCE(w->readable))
+	if (!READ_ONCE(w->readable) && !(mask & (EPOLLERR | EPOLLHUP | EPOLLRDHUP)))
 		mask &= ~(EPOLLIN | EPOLLRDNORM);
 	/*
 	 * Writable only while the ULP's send queue has room as well as TCP's
-	 * stream: the poller is on the wait queue (base->poll) before it
-	 * reads the flag, and the flag's falling edge wakes it
-	 * (zcnet_helper_tcp_ulp_set_writable()).
+	 * stream (or on an error or hang-up): the poller is on the wait queue
+	 * (base->poll) before it reads the flag, and the flag's falling edge
+	 * wakes it (zcnet_helper_tcp_ulp_set_writable()).
 	 */
 	smp_mb();
-	if (READ_ONCE(w->full))
+	if (READ_ONCE(w->full) && !(mask & (EPOLLERR | EPOLLHUP)))
 		mask &= ~(EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
 	return mask;
 }
