@@ -35,6 +35,7 @@
 #include "../helpers/tcp_ulp.h"
 #include "../helpers/timer.h"
 #include "../helpers/tx_frag.h"
+#include "../helpers/tx_gso.h"
 #include "../helpers/vnet.h"
 #include "../helpers/percpu.h"
 #include "../../include/uapi/zcnet/zcfrag.h"

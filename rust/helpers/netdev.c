@@ -132,9 +132,11 @@ void zcnet_helper_stacked_setup(struct net_device *dev, const struct net_device_
 	/*
 	 * Scatter-gather and checksum offload: the stack hands over packets whose
 	 * payload is in page fragments (the driver references them rather than
-	 * copying) with the transport checksum still to be computed.
+	 * copying) with the transport checksum still to be computed. TSO: TCP/IPv4
+	 * GSO packets reach the driver whole, and it cuts them into segments
+	 * itself (zcnet_helper_gso_segment_paged(), on page boundaries).
 	 */
-	dev->hw_features = NETIF_F_SG | NETIF_F_HW_CSUM;
+	dev->hw_features = NETIF_F_SG | NETIF_F_HW_CSUM | NETIF_F_TSO;
 	dev->features = dev->hw_features;
 	if (zcnet_sysfs_group.name)
 		dev->sysfs_groups[0] = &zcnet_sysfs_group;

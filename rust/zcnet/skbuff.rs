@@ -225,6 +225,37 @@ impl SkBuff {
         Some((skb, copied))
     }
 
+    /// Whether this is a GSO packet, to be cut into segments before it
+    /// leaves ([`SkBuff::gso_segment_paged`]).
+    pub fn is_gso(&self) -> bool {
+        // SAFETY: By the type invariant the skb is valid.
+        unsafe { ext::zcnet_helper_skb_is_gso(self.raw()) }
+    }
+
+    /// Cuts this TCP/IPv4 GSO packet into its segments in software, as the
+    /// core would, except that a segment ends short wherever an order-0 page
+    /// would otherwise begin inside it (a window-edge cut, or a copied
+    /// message header, moved the pages off the segment boundaries), so that
+    /// each whole page the sender gave travels in a segment of its own
+    /// (`rust/helpers/tx_gso.c`). Returns the segments in order and how many
+    /// were cut short so; `Err` when memory is short or the packet cannot be
+    /// segmented (it has been freed as dropped).
+    pub fn gso_segment_paged(self) -> Result<(SkbChain, u32)> {
+        let mut segs = core::ptr::null_mut();
+        let mut realigned = 0u32;
+        // SAFETY: The skb is valid and handed over: the helper frees it or
+        // turns it into the chain of segments it returns, which we own.
+        let r = unsafe {
+            ext::zcnet_helper_gso_segment_paged(self.into_raw(), &mut segs, &mut realigned)
+        };
+        if r < 0 {
+            return Err(Error::from_errno(r));
+        }
+        // SAFETY: On success `segs` is a chain of valid skbs, linked by
+        // `next`, that we own.
+        Ok((unsafe { SkbChain::from_raw(segs) }, realigned))
+    }
+
     /// Frees the skb as consumed, not dropped (it did its job).
     pub fn consume(self) {
         // SAFETY: The skb is valid and owned.
@@ -367,6 +398,29 @@ impl SkbChain {
     /// Whether the chain is empty.
     pub fn is_empty(&self) -> bool {
         self.head.is_null()
+    }
+
+    /// Takes ownership of the chain starting at `head` (null: empty).
+    ///
+    /// # Safety
+    ///
+    /// `head` must be null or the first of a chain of valid skbs, linked by
+    /// `next` and ending with a null `next`, whose references the caller
+    /// hands over.
+    pub(crate) unsafe fn from_raw(head: *mut bindings::sk_buff) -> Self {
+        let mut tail = head;
+        // SAFETY: The caller guarantees a well-formed, null-terminated chain.
+        // INVARIANT: `tail` ends as the chain's last skb.
+        unsafe {
+            while !tail.is_null() {
+                let next = ext::zcnet_helper_skb_next(tail);
+                if next.is_null() {
+                    break;
+                }
+                tail = next;
+            }
+        }
+        Self { head, tail }
     }
 
     /// Appends `skb`.

@@ -87,6 +87,8 @@ crate::zcnet::counters::counter_table! {
     RX_CHAINS_SPECULATIVE = "rx_chains_speculative",
     RX_CHAINS_MISSED = "rx_chains_missed",
     RX_CHAINS_RECYCLED = "rx_chains_recycled",
+    TX_GSO_PACKETS = "tx_gso_packets",
+    TX_GSO_REALIGNED = "tx_gso_realigned",
 }
 
 /// The first of the per-reason miss counters: `MISS_BASE + Miss as usize`.

@@ -79,6 +79,9 @@ impl ZcFrag {
     /// Sends a packet the stack gave the device: on the wire as it is when
     /// it fits, as fragments when it is an IPv4 packet that does not.
     pub(crate) fn transmit(&self, skb: SkBuff, port: &dyn Port) -> TxResult {
+        if skb.is_gso() {
+            return self.transmit_gso(skb, port);
+        }
         let len = skb.len();
         let ipv4 = skb.protocol_be() == ETH_P_IP_BE;
         let big = len as usize > ETH_HLEN + port.wire_mtu() as usize;

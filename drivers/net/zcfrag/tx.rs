@@ -27,6 +27,41 @@ impl ZcFrag {
         }
     }
 
+    /// Sends a TCP/IPv4 GSO packet (the device offers TSO) segment by
+    /// segment, cut so that a whole page the sender gave travels alone: a
+    /// segment ends short where such a page begins (counted), for the
+    /// receiver's speculation puts each segment's payload in a page of its
+    /// own, which zcsock remaps (`rust/helpers/tx_gso.c`).
+    pub(crate) fn transmit_gso(&self, skb: SkBuff, port: &dyn Port) -> TxResult {
+        let mut sent = TxResult {
+            frames: 0,
+            bytes: 0,
+            dropped: false,
+        };
+        let (mut segs, realigned) = match skb.gso_segment_paged() {
+            Ok(s) => s,
+            Err(_) => {
+                self.counters.inc(c::TX_DROP_NOMEM);
+                sent.dropped = true;
+                return sent;
+            }
+        };
+        self.counters.add(c::TX_GSO_REALIGNED, u64::from(realigned));
+        self.counters.inc(c::TX_GSO_PACKETS);
+        while let Some(seg) = segs.pop() {
+            let r = if seg.is_gso() {
+                // The helper never returns one; never loop on it.
+                self.drop_tx(c::TX_DROP_MALFORMED, seg)
+            } else {
+                self.transmit(seg, port)
+            };
+            sent.frames += r.frames;
+            sent.bytes += r.bytes;
+            sent.dropped |= r.dropped;
+        }
+        sent
+    }
+
     /// Sends `skb` (Ethernet + IPv4, larger than the wire's MTU) as fragments.
     pub(crate) fn fragment(&self, mut skb: SkBuff, port: &dyn Port) -> TxResult {
         let wire = port.wire();

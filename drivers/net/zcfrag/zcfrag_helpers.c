@@ -2,7 +2,7 @@
 /*
  * This module's copy of the zcnet C helpers its layer files call
  * (rust/helpers/): bh.rs bh.c; netdev.rs netdev.c; page.rs page.c and
- * page_reuse.c; skbuff.rs skbuff.c, tx_frag.c and page_skb.c; stacked.rs
+ * page_reuse.c; skbuff.rs skbuff.c, tx_frag.c, tx_gso.c and page_skb.c; stacked.rs
  * rtnl.c and timer.c besides;
  * percpu.rs percpu.c; vnet.rs vnet.c.
  */
@@ -16,4 +16,5 @@
 #include "../../../rust/helpers/skbuff.c"
 #include "../../../rust/helpers/timer.c"
 #include "../../../rust/helpers/tx_frag.c"
+#include "../../../rust/helpers/tx_gso.c"
 #include "../../../rust/helpers/vnet.c"

@@ -159,10 +159,10 @@ t_expect "baduse: ran to the end" 0 "$(cat /tmp/zt.baduse.rc)"
 # bytes.
 remap() {
   local port=$((9000 + RANDOM % 500)) out
-  ip netns exec "$ZC_NS_B" python3 "$ZRM" server "$port" "$3" "${5:-0}" > /tmp/rm.srv 2>&1 &
+  ip netns exec "$ZC_NS_B" python3 "$ZRM" server "$port" "$3" "${5:-0}" "${6:-0}" > /tmp/rm.srv 2>&1 &
   local srv=$!
   for _ in $(seq 100); do grep -q listening /tmp/rm.srv && break; sleep 0.05; done
-  out=$(ip netns exec "$ZC_NS_A" python3 "$ZRM" client "$2" "$port" "$3" "$4" 7 2>&1)
+  out=$(ip netns exec "$ZC_NS_A" python3 "$ZRM" "${RM_CLIENT:-client}" "$2" "$port" "$3" "$4" 7 "${6:-0}" 2>&1)
   wait $srv
   printf '%s\n' "$out" | _ktap_diag; _ktap_diag < /tmp/rm.srv
   # TCP's view on the receiver (since boot): copies it made itself, drops.
@@ -216,15 +216,18 @@ if insmod "$(ko zcfrag)"; then
   ip -n "$ZC_NS_A" addr add "$ZC_IP_A/24" dev zf0; ip -n "$ZC_NS_B" addr add "$ZC_IP_B/24" dev zf1
   ip -n "$ZC_NS_A" link set zf0 up; ip -n "$ZC_NS_B" link set zf1 up
   zfs() { ip netns exec "$ZC_NS_B" ethtool -S zf1 | awk -v n="$1" '$1 == n":" { print $2 }'; }
+  zts() { ip netns exec "$ZC_NS_A" ethtool -S zf0 | awk -v n="$1" '$1 == n":" { print $2 }'; }
   # fellback: trains zcfrag did not build a page for (missed, or refused a
   # slot) and left to the normal reassembly: a page of the stream each, or
   # two where the train was cut off the page boundaries. short: trains of
-  # less than a page and frames small enough to need no fragment. TCP cuts
-  # a segment below a page at the window's edge (a window probe, a
-  # retransmission into a small window) whatever zcsock's cork says, and
-  # that shifts the following segments of the sender's skb (up to 64 KiB,
-  # 16 pages) off the page boundaries: zcfrag builds their trains into
-  # "full" pages that hold two pages' halves, which the receiver copies.
+  # less than a page and frames small enough to need no fragment, each
+  # within two pages. TCP cuts a segment below a page at the window's edge
+  # (a window probe, a retransmission into a small window) whatever
+  # zcsock's cork says; zf0 then ends the first segment of the rest of that
+  # skb at the page's end (tx_gso_realigned), so that the others carry
+  # whole pages again. (Without it they straddled pages up to the skb's
+  # end, 16 pages, and zcfrag built them into "full" pages holding two
+  # pages' halves, which the receiver copied.)
   fellback() { echo $(( $(zfs zc_failed) + $(zfs zc_refused) )); }
   short() { echo $(( $(zfs zc_successful) - $(zfs zc_full_pages) + $(zfs rx_frames_small) )); }
   # pages_ok NAME TOTAL: every page of the stream zcfrag delivered as a page
@@ -236,24 +239,54 @@ if insmod "$(ko zcfrag)"; then
   # An earlier form counted them with the receiver's D-SACK counters, which
   # undercount: consecutive duplicates extend one D-SACK, and a segment
   # PAWS drops, or whose duplicate ACK is rate-limited, counts none.)
+  # pages_ok NAME TOTAL [HDRBYTES]: HDRBYTES, copied message headers.
   pages_ok() {
-    local full fb sh rm cp
+    local full fb sh rm cp re
     full=$(( $(zfs zc_full_pages) - full0 )); fb=$(( $(fellback) - fb0 )); sh=$(( $(short) - sh0 ))
-    rm=$(field "$RM_RX" rx_pages_remapped); cp=$(field "$RM_RX" rx_bytes_copied)
-    [ $(( (cp + 4095) / 4096 )) -le $(( 2 * fb + 16 * sh )) ] && [ "$full" -ge $(( $2 - 2 * fb - 16 * sh )) ] &&
-      t_ok "$1 ($rm of $2 pages remapped, $cp bytes copied; zcfrag built $full pages, $fb trains fell back, $sh short)" ||
-      t_fail "$1" "$rm of $2 pages remapped, $cp bytes copied; zcfrag built $full pages, $fb trains fell back, $sh short"
+    rm=$(field "$RM_RX" rx_pages_remapped); cp=$(( $(field "$RM_RX" rx_bytes_copied) - ${3:-0} ))
+    re=$(( $(zts tx_gso_realigned) - re0 ))
+    [ $(( (cp + 4095) / 4096 )) -le $(( 2 * fb + 2 * sh )) ] && [ "$full" -ge $(( $2 - 2 * fb - 2 * sh )) ] &&
+      t_ok "$1 ($rm of $2 pages remapped, $cp bytes copied; zcfrag built $full pages, $fb trains fell back, $sh short; $re realigned)" ||
+      t_fail "$1" "$rm of $2 pages remapped, $cp bytes copied; zcfrag built $full pages, $fb trains fell back, $sh short; $re realigned"
   }
-  full0=$(zfs zc_full_pages); fb0=$(fellback); sh0=$(short)
+  marks() { full0=$(zfs zc_full_pages); fb0=$(fellback); sh0=$(short); re0=$(zts tx_gso_realigned); }
+  marks
   remap "zcfrag, 256 MiB" "$ZC_IP_B" 4096 16
   echo "# receiver: $RM_RX"
   t_expect "zcfrag: every received byte remapped or copied" 268435456 \
     "$(( $(field "$RM_RX" rx_pages_remapped) * 4096 + $(field "$RM_RX" rx_bytes_copied) ))"
   pages_ok "zcfrag: ZcsockRxPagesRemapped is every page zcfrag delivered, only what it delivered otherwise copied" 65536
   # The same with a sender the window holds back all along.
-  full0=$(zfs zc_full_pages); fb0=$(fellback); sh0=$(short)
+  marks
   remap "zcfrag, 16 MiB, 128 KiB receive buffer" "$ZC_IP_B" 1024 4 131072
   pages_ok "zcfrag, window-bound: every page zcfrag delivered remapped, only what it delivered otherwise copied" 4096
+  # A 100-byte message header (ordinary memory, copied) before each 1 MiB
+  # of region pages: zcsock starts the pages in an skb of their own (it
+  # ends the header's with MSG_EOR), so each page still travels alone, and
+  # the receiver, reading the header into ordinary memory and the pages into
+  # its region, remaps them.
+  marks
+  remap "zcfrag, a 100-byte header before each 1 MiB of region pages" "$ZC_IP_B" 256 16 0 100
+  pages_ok "zcfrag, header before the pages: every page zcfrag delivered remapped, only the headers otherwise copied" 4096 1600
+  # The same from a plain TCP sender with sendfile(): TCP puts the header
+  # and the file's pages in one skb, and cut every 4096 bytes each page
+  # would straddle two segments. zf0 ends a segment where a page begins.
+  # (TCP still sizes its skbs in whole segments from the stream's start, so
+  # each skb boundary splits a page the receiver copies: zcsock's sender
+  # avoids that with MSG_EOR, a plain sender does not. Only the bytes, the
+  # cuts, and as a measurement the pages remapped with and without them.)
+  marks
+  RM_CLIENT=sendfile remap "zcfrag, plain sender, a 100-byte header and 1 MiB of sendfile()" "$ZC_IP_B" 256 16 0 100
+  re=$(( $(zts tx_gso_realigned) - re0 ))
+  [ "$re" -ge 16 ] && t_ok "zcfrag: zf0 cut segments where the pages begin ($re segments realigned)" ||
+    t_fail "zcfrag: zf0 cut segments where the pages begin" "tx_gso_realigned +$re, want at least one a header (16)"
+  sf_rm=$(field "$RM_RX" rx_pages_remapped)
+  ip netns exec "$ZC_NS_A" ethtool -K zf0 tso off >/dev/null
+  marks
+  RM_CLIENT=sendfile remap "zcfrag, tso off, plain sender, a 100-byte header and 1 MiB of sendfile()" "$ZC_IP_B" 256 16 0 100
+  ip netns exec "$ZC_NS_A" ethtool -K zf0 tso on >/dev/null
+  t_expect "zcfrag, tso off: the core segments (no realigned segment)" 0 $(( $(zts tx_gso_realigned) - re0 ))
+  echo "# plain sendfile() sender, pages remapped of 4096: $sf_rm with zf0's segmentation, $(field "$RM_RX" rx_pages_remapped) with the core's"
   ip -n "$ZC_NS_A" link del zf0; ip -n "$ZC_NS_B" link del zf1
   ip -n "$ZC_NS_A" addr add "$ZC_IP_A/24" dev "$ZC_IF_A"; ip -n "$ZC_NS_B" addr add "$ZC_IP_B/24" dev "$ZC_IF_B"
   rmmod zcfrag
