@@ -38,6 +38,11 @@
 . "$ZCNET_ROOT/scripts/topology.sh"
 PEER="$ZCNET_ROOT/tools/testing/zcnet/zcddp_peer.py"
 PORT=7174
+# TS: the scale of the programs' outer time-outs (their bound, never a
+# wait): the debug kernel (KASAN under TCG) runs 3 to 5 times slower, and
+# the batches below run cases side by side.
+TS=1
+[ "${ZCNET_FLAVOUR:-default}" = debug ] && TS=5
 
 t_run "insmod zcddp" insmod "$(ko zcddp)"
 t0=$(date +%s)
@@ -67,10 +72,10 @@ bg_collect() {
   BG_PIDS= BG_N=
 }
 BG_PIDS= BG_N=
-# listening NS PORT: waits (5 s at most) until something listens there.
+# listening NS PORT: waits (5 s at most, times TS) until something listens there.
 listening() {
   local i
-  for i in $(seq 200); do
+  for i in $(seq $((200 * TS))); do
     ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q . && return 0; sleep 0.05
   done
   return 1
@@ -88,10 +93,10 @@ pair() {
   local name=$1 wb=$2 wa=$3 bargs=() aargs=(); shift 3
   while [ $# -gt 0 ] && [ "$1" != -- ]; do bargs+=("$1"); shift; done
   [ $# -gt 0 ] && shift; aargs=("$@")
-  ip netns exec b timeout 30 zcddp-mpa -s -a "$ZC_IP_B" -p $PORT "${bargs[@]}" > /tmp/zb 2>&1 &
+  ip netns exec b timeout $((30 * TS)) zcddp-mpa -s -a "$ZC_IP_B" -p $PORT "${bargs[@]}" > /tmp/zb 2>&1 &
   local pb=$!
   listening b $PORT
-  ip netns exec a timeout 30 zcddp-mpa -c -a "$ZC_IP_B" -p $PORT "${aargs[@]}" > /tmp/za 2>&1
+  ip netns exec a timeout $((30 * TS)) zcddp-mpa -c -a "$ZC_IP_B" -p $PORT "${aargs[@]}" > /tmp/za 2>&1
   wait $pb
   t_expect "$name: responder" "$wb" "$(outcome /tmp/zb)"
   t_expect "$name: initiator" "$wa" "$(outcome /tmp/za)"
@@ -163,7 +168,7 @@ pair "responder refusing to send markers" ECONNREFUSED ECONNREFUSED --no-markers
 pair "initiator offering only a Read RTR: EINVAL before the wire (the responder sees the close)" ECONNRESET EINVAL --timeout 1000 -- --p2p read
 
 # A second start-up on the same socket.
-ip netns exec b timeout 30 zcddp-mpa -s -a "$ZC_IP_B" -p $PORT --hold 500 > /tmp/zb 2>&1 &
+ip netns exec b timeout $((30 * TS)) zcddp-mpa -s -a "$ZC_IP_B" -p $PORT --hold 500 > /tmp/zb 2>&1 &
 pb=$!
 listening b $PORT
 out=$(ip netns exec a python3 -c 'import socket,errno,struct
@@ -183,10 +188,10 @@ echo "# t=$(( $(date +%s) - t0 )) s: the wire"
 # peer NAME WANT MODE [zcddp-mpa ARGS]: zcddp responder in b, raw client in a.
 peer_client() {
   local name=$1 want=$2 mode=$3; shift 3
-  ip netns exec b timeout 30 zcddp-mpa -s -a "$ZC_IP_B" -p $PORT "$@" > $ZB 2>&1 &
+  ip netns exec b timeout $((30 * TS)) zcddp-mpa -s -a "$ZC_IP_B" -p $PORT "$@" > $ZB 2>&1 &
   local pb=$!
   listening b $PORT
-  ip netns exec a timeout 30 python3 "$PEER" client "$ZC_IP_B" $PORT "$mode" > $ZP 2>&1
+  ip netns exec a timeout $((30 * TS)) python3 "$PEER" client "$ZC_IP_B" $PORT "$mode" > $ZP 2>&1
   echo $? > $ZP.rc
   wait $pb
   sed 's/^/# peer: /' $ZP
@@ -197,10 +202,10 @@ peer_server() {
   local name=$1 want=$2 mode=$3 zargs=() pargs=(); shift 3
   while [ $# -gt 0 ] && [ "$1" != -- ]; do zargs+=("$1"); shift; done
   [ $# -gt 0 ] && shift; pargs=("$@")
-  ip netns exec b timeout 30 python3 "$PEER" server "$ZC_IP_B" $PORT "$mode" "${pargs[@]}" > $ZP 2>&1 &
+  ip netns exec b timeout $((30 * TS)) python3 "$PEER" server "$ZC_IP_B" $PORT "$mode" "${pargs[@]}" > $ZP 2>&1 &
   local pb=$!
   listening b $PORT
-  ip netns exec a timeout 30 zcddp-mpa -c -a "$ZC_IP_B" -p $PORT "${zargs[@]}" > $ZA 2>&1
+  ip netns exec a timeout $((30 * TS)) zcddp-mpa -c -a "$ZC_IP_B" -p $PORT "${zargs[@]}" > $ZA 2>&1
   wait $pb; echo $? > $ZP.rc
   sed 's/^/# peer: /' $ZP
   t_expect "$name" "$want" "$(outcome $ZA)"
@@ -243,11 +248,11 @@ if modprobe -a siw rdma_ucm 2>/dev/null &&
    ip netns exec b rdma link add siwb type siw netdev vb 2>/dev/null; then
   t_ok "siw on va and vb"
   # rping -s -P: a server on siw in b for every connection below.
-  ip netns exec b timeout 60 rping -s -P -a "$ZC_IP_B" -p $PORT > /tmp/rping-s.log 2>&1 &
+  ip netns exec b timeout $((60 * TS)) rping -s -P -a "$ZC_IP_B" -p $PORT > /tmp/rping-s.log 2>&1 &
   rs=$!
   listening b $PORT
   for crc in "" --crc; do
-    ip netns exec a timeout 20 zcddp-mpa -c -a "$ZC_IP_B" -p $PORT $crc --hold 200 > /tmp/za 2>&1
+    ip netns exec a timeout $((20 * TS)) zcddp-mpa -c -a "$ZC_IP_B" -p $PORT $crc --hold 200 > /tmp/za 2>&1
     t_expect "zcddp initiator to rping -s on siw ${crc:-(no CRC)}" ok "$(outcome /tmp/za)"
     t_expect "  siw answered revision 2, CRC $([ -n "$crc" ] && echo on || echo off)" "2 $([ -n "$crc" ] && echo 1 || echo 0)" \
       "$(field /tmp/za rev) $(field /tmp/za crc)"
@@ -258,19 +263,19 @@ if modprobe -a siw rdma_ucm 2>/dev/null &&
   if [ "${ZCNET_FLAVOUR:-default}" = debug ]; then
     t_skip "zcddp initiator, peer-to-peer, to siw: Write RTR" "siw's own lockdep report on the debug kernel"
   else
-    ip netns exec a timeout 20 zcddp-mpa -c -a "$ZC_IP_B" -p $PORT --p2p write,send --hold 200 > /tmp/za 2>&1
+    ip netns exec a timeout $((20 * TS)) zcddp-mpa -c -a "$ZC_IP_B" -p $PORT --p2p write,send --hold 200 > /tmp/za 2>&1
     t_expect "zcddp initiator, peer-to-peer, to siw: Write RTR (2)" "ok 2" "$(outcome /tmp/za) $(field /tmp/za rtr)"
   fi
-  ip netns exec a timeout 20 zcddp-mpa -c -a "$ZC_IP_B" -p $PORT --markers > /tmp/za 2>&1
+  ip netns exec a timeout $((20 * TS)) zcddp-mpa -c -a "$ZC_IP_B" -p $PORT --markers > /tmp/za 2>&1
   t_expect "siw rejects markers: ECONNREFUSED" ECONNREFUSED "$(outcome /tmp/za)"
-  ip netns exec a timeout 20 zcddp-mpa -c -a "$ZC_IP_B" -p $PORT --p2p send > /tmp/za 2>&1
+  ip netns exec a timeout $((20 * TS)) zcddp-mpa -c -a "$ZC_IP_B" -p $PORT --p2p send > /tmp/za 2>&1
   t_expect "siw has no Send RTR: ECONNREFUSED" ECONNREFUSED "$(outcome /tmp/za)"
   kill $rs 2>/dev/null; wait $rs 2>/dev/null
   for crc in "" --crc; do
-    ip netns exec b timeout 20 zcddp-mpa -s -a "$ZC_IP_B" -p $PORT $crc --pd zcddp --hold 500 > /tmp/zb 2>&1 &
+    ip netns exec b timeout $((20 * TS)) zcddp-mpa -s -a "$ZC_IP_B" -p $PORT $crc --pd zcddp --hold 500 > /tmp/zb 2>&1 &
     pb=$!
     listening b $PORT
-    ip netns exec a timeout 10 rping -c -a "$ZC_IP_B" -p $PORT -C 1 > /tmp/rping-c.log 2>&1
+    ip netns exec a timeout $((10 * TS)) rping -c -a "$ZC_IP_B" -p $PORT -C 1 > /tmp/rping-c.log 2>&1
     wait $pb
     t_expect "rping -c on siw to a zcddp responder ${crc:-(no CRC)}" ok "$(outcome /tmp/zb)"
     t_expect "  revision 2, CRC $([ -n "$crc" ] && echo on || echo off), IRD/ORD 1" "2 $([ -n "$crc" ] && echo 1 || echo 0) 1 1" \
@@ -288,10 +293,10 @@ zping() {
   local name=$1 sargs=() cargs=(); shift
   while [ $# -gt 0 ] && [ "$1" != -- ]; do sargs+=("$1"); shift; done
   [ $# -gt 0 ] && shift; cargs=("$@")
-  ip netns exec b timeout 120 zcddp-ping -s -a "$ZC_IP_B" -p $PORT "${sargs[@]}" > /tmp/ps 2>&1 &
+  ip netns exec b timeout $((120 * TS)) zcddp-ping -s -a "$ZC_IP_B" -p $PORT "${sargs[@]}" > /tmp/ps 2>&1 &
   local pb=$!
   listening b $PORT
-  ip netns exec a timeout 120 zcddp-ping -c -a "$ZC_IP_B" -p $PORT -V "${cargs[@]}" > /tmp/pc 2>&1
+  ip netns exec a timeout $((120 * TS)) zcddp-ping -c -a "$ZC_IP_B" -p $PORT -V "${cargs[@]}" > /tmp/pc 2>&1
   local rc=$?
   wait $pb
   [ $rc = 0 ] || sed 's/^/# client: /' /tmp/pc | tail -n 3
@@ -313,10 +318,10 @@ echo "# t=$(( $(date +%s) - t0 )) s: data path with siw"
 # siw's; the data checked by -V on the client side.
 siw_ping() {
   local name=$1 size=$2 count=$3 crc=$4 t=$SECONDS
-  ip netns exec b timeout 300 rping -s -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" > /tmp/rs 2>&1 &
+  ip netns exec b timeout $((300 * TS)) rping -s -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" > /tmp/rs 2>&1 &
   local pb=$!
   listening b $PORT
-  ip netns exec a timeout 300 zcddp-ping -c -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" -V $crc > /tmp/pc 2>&1
+  ip netns exec a timeout $((300 * TS)) zcddp-ping -c -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" -V $crc > /tmp/pc 2>&1
   local rc=$?
   wait $pb
   [ $rc = 0 ] || sed 's/^/# client: /' /tmp/pc | tail -n 3
@@ -325,11 +330,11 @@ siw_ping() {
 }
 rping_c() {
   local name=$1 size=$2 count=$3 crc=$4 t=$SECONDS
-  ip netns exec b timeout 300 zcddp-ping -s -a "$ZC_IP_B" -p $PORT -S "$size" $crc > /tmp/ps 2>&1 &
+  ip netns exec b timeout $((300 * TS)) zcddp-ping -s -a "$ZC_IP_B" -p $PORT -S "$size" $crc > /tmp/ps 2>&1 &
   local pb=$!
   listening b $PORT
   # stderr apart: rping's "DISCONNECT EVENT" would land inside a line.
-  ip netns exec a timeout 300 rping -c -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" -V -v > /tmp/rc 2>/tmp/rc.err
+  ip netns exec a timeout $((300 * TS)) rping -c -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" -V -v > /tmp/rc 2>/tmp/rc.err
   local rc=$?
   wait $pb
   [ $rc = 0 ] || sed 's/^/# rping: /' /tmp/rc.err | tail -n 3
@@ -359,18 +364,18 @@ fi
 sverbs() {
   local name=$1 dir=$2 size=$3 crc=${4:-} rz rv t=$SECONDS
   if [ "$dir" = c ]; then
-    ip netns exec b timeout 60 zcddp-verbs -s -a "$ZC_IP_B" -p $PORT -S "$size" -r 11 $crc > /tmp/vz 2>&1 &
+    ip netns exec b timeout $((60 * TS)) zcddp-verbs -s -a "$ZC_IP_B" -p $PORT -S "$size" -r 11 $crc > /tmp/vz 2>&1 &
     local pb=$!
     listening b $PORT
-    ip netns exec a timeout 60 siw_verbs -a "$ZC_IP_B" -p $PORT -S "$size" -r 11 > /tmp/vs 2>&1
+    ip netns exec a timeout $((60 * TS)) siw_verbs -a "$ZC_IP_B" -p $PORT -S "$size" -r 11 > /tmp/vs 2>&1
     rv=$?
     wait $pb
     rz=$?
   else
-    ip netns exec b timeout 60 siw_verbs -s -a "$ZC_IP_B" -p $PORT -S "$size" -r 11 > /tmp/vs 2>&1 &
+    ip netns exec b timeout $((60 * TS)) siw_verbs -s -a "$ZC_IP_B" -p $PORT -S "$size" -r 11 > /tmp/vs 2>&1 &
     local pb=$!
     listening b $PORT
-    ip netns exec a timeout 60 zcddp-verbs -c -a "$ZC_IP_B" -p $PORT -S "$size" -r 11 $crc > /tmp/vz 2>&1
+    ip netns exec a timeout $((60 * TS)) zcddp-verbs -c -a "$ZC_IP_B" -p $PORT -S "$size" -r 11 $crc > /tmp/vz 2>&1
     rz=$?
     wait $pb
     rv=$?
@@ -395,10 +400,10 @@ echo "# t=$(( $(date +%s) - t0 )) s: data path security"
 # ("layer etype ecode", or "none"), and the registration unchanged.
 data_case() {
   local name=$1 want=$2 access=$3 mode=$4 keep=${5:-unchanged}
-  ip netns exec b timeout 30 zcddp-mpa -s -a "$ZC_IP_B" -p $PORT --serve 10000 "$access" > $ZB 2>&1 &
+  ip netns exec b timeout $((30 * TS)) zcddp-mpa -s -a "$ZC_IP_B" -p $PORT --serve 10000 "$access" > $ZB 2>&1 &
   local pb=$!
   listening b $PORT
-  ip netns exec a timeout 30 python3 "$PEER" data "$ZC_IP_B" $PORT "$mode" $ZB /tmp/zb2 > $ZP 2>&1
+  ip netns exec a timeout $((30 * TS)) python3 "$PEER" data "$ZC_IP_B" $PORT "$mode" $ZB /tmp/zb2 > $ZP 2>&1
   wait $pb
   sed 's/^/# peer: /' $ZP
   local got
@@ -456,10 +461,10 @@ t_expect "/proc/net/zcddp_conns read 200 times while connections close" 200 "$(c
 t_expect "ZcddpCrcErrors counted (the bad CRC)" $((before + 1)) "$(procv b ZcddpCrcErrors)"
 # Another connection's STag: a second zcddp socket (port+1) registers too;
 # its STag and address, named on the first connection, are unknown there.
-ip netns exec b timeout 30 zcddp-mpa -s -a "$ZC_IP_B" -p $((PORT + 1)) --serve 3000 lwr > /tmp/zb2 2>&1 &
+ip netns exec b timeout $((30 * TS)) zcddp-mpa -s -a "$ZC_IP_B" -p $((PORT + 1)) --serve 3000 lwr > /tmp/zb2 2>&1 &
 pb2=$!
 listening b $((PORT + 1))
-ip netns exec a timeout 30 python3 "$PEER" data "$ZC_IP_B" $((PORT + 1)) idle /tmp/zb2 > /dev/null 2>&1 &
+ip netns exec a timeout $((30 * TS)) python3 "$PEER" data "$ZC_IP_B" $((PORT + 1)) idle /tmp/zb2 > /dev/null 2>&1 &
 pi=$!
 data_case "Write to another connection's STag" "1 1 0" lwr write-other
 wait $pi $pb2
@@ -468,11 +473,11 @@ t_expect "  the other connection's memory unchanged" \
 t_expect "Terminates sent and counted" "yes" "$([ "$(procv b ZcddpTerminatesSent)" -ge 15 ] && echo yes || procv b ZcddpTerminatesSent)"
 
 # Registrations go with the socket: the release runs on a workqueue.
-for i in $(seq 50); do [ "$(procv b ZcddpPinnedPages)" = 0 ] && break; sleep 0.1; done
+for i in $(seq $((50 * TS))); do [ "$(procv b ZcddpPinnedPages)" = 0 ] && break; sleep 0.1; done
 t_expect "every pinned page released (b)" "0 0" "$(procv b ZcddpPinnedPages) $(procv b ZcddpRegistrations)"
 t_expect "every pinned page released (a)" "0 0" "$(procv a ZcddpPinnedPages) $(procv a ZcddpRegistrations)"
 # RLIMIT_MEMLOCK, without CAP_IPC_LOCK: 64 KiB allowed, 1 MiB refused.
-ip netns exec b timeout 30 zcddp-mpa -s -a "$ZC_IP_B" -p $PORT --hold 1500 > /tmp/zb 2>&1 &
+ip netns exec b timeout $((30 * TS)) zcddp-mpa -s -a "$ZC_IP_B" -p $PORT --hold 1500 > /tmp/zb 2>&1 &
 pb=$!
 listening b $PORT
 out=$(ip netns exec a capsh --drop=cap_ipc_lock -- -c "ulimit -l 64 && exec python3 $PEER memlock $ZC_IP_B $PORT" 2>&1)
@@ -487,10 +492,10 @@ echo "# t=$(( $(date +%s) - t0 )) s: the send queue"
 # reset flushes the 16 queued signaled Writes with WC_FLUSH_ERR; on a second
 # connection close() with the queue full is prompt and every pinned page
 # is released.
-ip netns exec b timeout 60 python3 "$PEER" stall "$ZC_IP_B" $PORT > /tmp/zs 2>&1 &
+ip netns exec b timeout $((60 * TS)) python3 "$PEER" stall "$ZC_IP_B" $PORT > /tmp/zs 2>&1 &
 pb=$!
 listening b $PORT
-ip netns exec a timeout 60 python3 "$PEER" sqfull "$ZC_IP_B" $PORT 16 > /tmp/zq 2>&1
+ip netns exec a timeout $((60 * TS)) python3 "$PEER" sqfull "$ZC_IP_B" $PORT 16 > /tmp/zq 2>&1
 wait $pb
 sed 's/^/# sqfull: /' /tmp/zq
 kv() { grep -o "\<$1=[^ ]*" /tmp/zq | head -n1 | cut -d= -f2; }
@@ -533,10 +538,10 @@ echo "# t=$(( $(date +%s) - t0 )) s: zcddp-poll"
 # be readable (nothing to poll), become readable (poll(2) POLLIN) when a's
 # Send arrives, and give that receive to a completion poll that does not
 # wait.
-ip netns exec b timeout 60 zcddp-poll -s -a "$ZC_IP_B" -p $PORT > /tmp/ps 2>&1 &
+ip netns exec b timeout $((60 * TS)) zcddp-poll -s -a "$ZC_IP_B" -p $PORT > /tmp/ps 2>&1 &
 pb=$!
 listening b $PORT
-ip netns exec a timeout 60 zcddp-poll -c -a "$ZC_IP_B" -p $PORT > /tmp/pc 2>&1
+ip netns exec a timeout $((60 * TS)) zcddp-poll -c -a "$ZC_IP_B" -p $PORT > /tmp/pc 2>&1
 rc=$?
 wait $pb
 rs=$?
@@ -554,10 +559,10 @@ echo "# t=$(( $(date +%s) - t0 )) s: zcddp-copy"
 zcopy() {
   local name=$1 file=$2 rc rs; shift 2
   rm -f /tmp/copy-out
-  ip netns exec b timeout 120 zcddp-copy -s -a "$ZC_IP_B" -p $PORT -o /tmp/copy-out "$@" > /tmp/cs 2>&1 &
+  ip netns exec b timeout $((120 * TS)) zcddp-copy -s -a "$ZC_IP_B" -p $PORT -o /tmp/copy-out "$@" > /tmp/cs 2>&1 &
   local pb=$!
   listening b $PORT
-  ip netns exec a timeout 120 zcddp-copy -c -a "$ZC_IP_B" -p $PORT "$@" "$file" > /tmp/cc 2>&1
+  ip netns exec a timeout $((120 * TS)) zcddp-copy -c -a "$ZC_IP_B" -p $PORT "$@" "$file" > /tmp/cc 2>&1
   rc=$?
   wait $pb
   rs=$?
@@ -569,7 +574,7 @@ python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(11).randby
 printf 'x' > /tmp/copy-1
 zcopy "zcddp-copy of a 4 MiB file, CRC: written, read back, byte-exact" /tmp/copy-4m --crc
 zcopy "zcddp-copy of a 1-byte file: byte-exact" /tmp/copy-1
-ip netns exec a timeout 10 zcddp-copy -c -a "$ZC_IP_B" -p $PORT /nonexistent > /tmp/cc 2>&1
+ip netns exec a timeout $((10 * TS)) zcddp-copy -c -a "$ZC_IP_B" -p $PORT /nonexistent > /tmp/cc 2>&1
 t_expect "zcddp-copy of a missing file fails" 1 "$?"
 
 t_expect "no zcddp socket left in a" 0 "$(procv a ZcddpCurrSockets)"
