@@ -316,8 +316,20 @@ t_expect "ZcddpBytesPlaced in b: every byte read and sent" "$want" "$placed"
 echo "# t=$(( $(date +%s) - t0 )) s: data path with siw"
 # In-guest unmodified programs: the registration of the other side is
 # siw's; the data checked by -V on the client side.
+# siw_lockdep NAME: true (and NAME skipped) on the debug kernel, where siw's
+# data path after an RTR makes lockdep report siw's own sk_callback_lock
+# use (write_lock_bh in siw_rtr_data_ready in softirq, read_lock with BHs
+# on in siw_qp_llp_data_ready from a process's release_sock: seen on the
+# debug kernel 2026-11-25 with rping as the siw side; see the Write RTR
+# case above). Lockdep turns itself off after a first report, so the cases
+# after it would run unwatched.
+siw_lockdep() {
+  [ "${ZCNET_FLAVOUR:-default}" = debug ] || return 1
+  t_skip "$1" "siw's own lockdep report (sk_callback_lock) on the debug kernel"
+}
 siw_ping() {
   local name=$1 size=$2 count=$3 crc=$4 t=$SECONDS
+  siw_lockdep "$name" && return
   ip netns exec b timeout $((300 * TS)) rping -s -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" > /tmp/rs 2>&1 &
   local pb=$!
   listening b $PORT
@@ -330,6 +342,7 @@ siw_ping() {
 }
 rping_c() {
   local name=$1 size=$2 count=$3 crc=$4 t=$SECONDS
+  siw_lockdep "$name" && { t_skip "  zcddp-ping served them" "see above"; return; }
   ip netns exec b timeout $((300 * TS)) zcddp-ping -s -a "$ZC_IP_B" -p $PORT -S "$size" $crc > /tmp/ps 2>&1 &
   local pb=$!
   listening b $PORT
@@ -363,6 +376,7 @@ fi
 # in b; DIR s: siw_verbs -s in b, zcddp-verbs -c in a.
 sverbs() {
   local name=$1 dir=$2 size=$3 crc=${4:-} rz rv t=$SECONDS
+  siw_lockdep "$name" && { t_skip "  every check made on both sides" "see above"; return; }
   if [ "$dir" = c ]; then
     ip netns exec b timeout $((60 * TS)) zcddp-verbs -s -a "$ZC_IP_B" -p $PORT -S "$size" -r 11 $crc > /tmp/vz 2>&1 &
     local pb=$!
