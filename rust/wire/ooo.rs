@@ -1491,6 +1491,38 @@ mod tests {
     }
 
     #[test]
+    fn assumed_start_falls_back_to_the_marker() {
+        // FPDU 0 (leading marker, 124 bytes) and FPDU 1 (120 bytes) lie
+        // between two markers; FPDU 2 holds the marker at 512.
+        let (ulpdus, _) = writes(&[100, 100, 3000], 21);
+        let w = encode(CRC_MARKERS, 0, &ulpdus);
+        assert_eq!((w.fpdus[1].start, w.fpdus[2].start), (124, 244));
+        let mut st = stream(0, CRC_MARKERS);
+        st.next_fpdu = None;
+        // From FPDU 1: the assumed start leads to the marker's FPDU.
+        let got: Vec<_> = scan(&st, 124, &w.bytes[124..]).unwrap().collect();
+        assert_eq!(got.len(), 2);
+        assert!(got.iter().all(|g| g.is_ok()));
+        // FPDU 1 corrupted: only the marker's FPDU is placed.
+        let mut bad = w.bytes.clone();
+        bad[200] ^= 1;
+        let got: Vec<_> = scan(&st, 124, &bad[124..]).unwrap().collect();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].as_ref().unwrap().fpdu.start, 244);
+        // A Read Response needs local write.
+        let rr = tagged(Opcode::ReadResponse, STAG, BASE + 8, true, &[5; 64]);
+        let w = encode(CRC_MARKERS, 124, &[rr]);
+        let p = scan(&st, 124, &w.bytes).unwrap().next().unwrap().unwrap();
+        let sink = Region {
+            remote_write: false,
+            local_write: true,
+            ..region()
+        };
+        assert_eq!(sink.check_placement(&p), Ok(8));
+        assert_eq!(region().check_placement(&p), Err(AccessError::NoAccess));
+    }
+
+    #[test]
     fn region_edges() {
         let r = Region {
             stag: 5,
