@@ -1,0 +1,1673 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Out-of-order direct placement: the decision engine (RFC 5044 §4, §5;
+//! RFC 5041 §5.1, §7; Balaji proposal §4.4.1).
+//!
+//! A TCP segment that arrives ahead of a hole is handed to [`scan`] with
+//! the connection's receive state as known in order ([`Stream`]). The
+//! engine finds the FPDUs the segment holds whole, checks their framing,
+//! markers and CRC, parses their DDP/RDMAP headers and says, FPDU by FPDU,
+//! either "place these payload bytes at this STag and tagged offset"
+//! ([`Placement`]) or why not ([`Refusal`]). It owns no memory, never
+//! allocates and never panics; the STag table is the caller's, which checks
+//! each placement against its registration with [`Region::check`], records
+//! it in a [`PlacedSet`] and only then copies the bytes.
+//!
+//! # Finding FPDUs in a segment
+//!
+//! Stream positions count from the first byte after the MPA start-up frames
+//! ([`Stream::mpa_seq`]), as in [`super::mpa`]; FPDUs start on 4-byte
+//! boundaries. An FPDU start is trusted when it is
+//!
+//! 1. the next FPDU boundary the in-order parser already knows
+//!    ([`Stream::next_fpdu`]), when that lies in the segment;
+//! 2. with markers (RFC 5044 §4.3, every 512 stream bytes): where a marker
+//!    in the segment points (its FPDUPTR leads back to the ULPDU_Length
+//!    field of the FPDU around it; 0 means the FPDU starts at the marker);
+//! 3. the end of an FPDU that was itself found and verified (chaining).
+//!
+//! Otherwise the segment's first byte is *assumed* to be an FPDU start, as
+//! an MPA-aware sender aligns FPDUs with TCP segments (RFC 5044 §5 and its
+//! Appendix A: every segment begins with an FPDU and holds whole FPDUs).
+//! The assumption is accepted only if the FPDUs it leads to parse, verify
+//! their CRC, and end exactly at the segment's end (or, with markers,
+//! exactly where a marker says an FPDU starts). A segment whose first
+//! marker belongs to an FPDU that began before the segment cannot start
+//! with an FPDU, and is not assumed to.
+//!
+//! Every FPDU must lie whole in the segment: the CRC covers all of it
+//! (markers included), and nothing is placed that the CRC has not covered.
+//!
+//! # What is refused, and why
+//!
+//! A refusal is never a protocol error: the in-order path sees the same
+//! bytes later, places them the ordinary way and sends any Terminate. So the
+//! engine refuses whenever it is not sure:
+//!
+//! - CRC off: there is nothing to validate a guessed FPDU with (a marker
+//!   alone does not prove the bytes), and a segment TCP later rejects
+//!   must never have been placed;
+//! - a segment not ahead of the in-order position, or beyond a 2^31 window;
+//! - no trusted FPDU start, an unaligned one, a length over the receiver's
+//!   limit or one that runs past the segment, a marker that disagrees with
+//!   the FPDU it sits in, a bad CRC;
+//! - untagged DDP segments (Sends, Read Requests, Terminate: their buffers
+//!   and MSNs are consumed in order), RDMAP opcodes other than RDMA Write
+//!   and RDMA Read Response, empty payloads, a TO range that wraps.
+//!
+//! # Bookkeeping
+//!
+//! The caller records the TCP sequence range of every FPDU it placed out of
+//! order in a [`PlacedSet`]. When the in-order stream reaches an FPDU whose
+//! range is fully recorded it parses its headers as usual (so completions
+//! keep RFC 5040 order: the Last flag is acted on in order) but skips the
+//! copy. A full set refuses to record; the caller then does not place, and
+//! the in-order path copies: only speed is lost, never correctness.
+//!
+//! The kernel must call the engine only for segments TCP has accepted
+//! (checksum verified, inside the window), under the socket lock that
+//! serialises it with the in-order path.
+
+use core::ops::Range;
+
+use super::crc32c;
+use super::ddp::{self, DdpError, Header};
+use super::mpa::{self, FpduError, FpduLayout, Framing, CRC_LEN, HDR_LEN, MARKER_LEN};
+use super::rdmap::{self, Control, Opcode};
+
+/// Largest distance between two sequence numbers that are compared: half
+/// the sequence space, as TCP's own `before()` / `after()` assume.
+pub const MAX_WINDOW: u32 = 0x7fff_ffff;
+
+/// Marker interval as a `usize`.
+const INTERVAL: usize = mpa::MARKER_INTERVAL as usize;
+/// Content bytes between two markers.
+const BETWEEN: usize = INTERVAL - MARKER_LEN;
+/// Offset of a tagged segment's payload from the ULPDU_Length field.
+const PAYLOAD_OFF: usize = HDR_LEN + ddp::TAGGED_HDR_LEN;
+
+/// True when sequence number `a` comes before `b` (TCP's `before()`).
+pub const fn before(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) < 0
+}
+
+/// True when sequence number `a` comes after `b` (TCP's `after()`).
+pub const fn after(a: u32, b: u32) -> bool {
+    before(b, a)
+}
+
+/// A range of TCP sequence numbers `[start, end)`, modulo 2^32.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeqRange {
+    /// First sequence number.
+    pub start: u32,
+    /// Sequence number just past the last one.
+    pub end: u32,
+}
+
+impl SeqRange {
+    /// The range `[start, end)`.
+    pub const fn new(start: u32, end: u32) -> Self {
+        Self { start, end }
+    }
+
+    /// Number of sequence numbers in the range (modulo 2^32).
+    pub const fn len(&self) -> u32 {
+        self.end.wrapping_sub(self.start)
+    }
+
+    /// True when the range is empty.
+    pub const fn is_empty(&self) -> bool {
+        self.start == self.end
+    }
+}
+
+/// The connection's receive state, as the in-order path knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stream {
+    /// TCP sequence number of stream position 0: the first byte after the
+    /// MPA start-up frames, where FPDUs and marker counting begin.
+    pub mpa_seq: u32,
+    /// CRC and markers of the receive direction.
+    pub framing: Framing,
+    /// Largest ULPDU accepted (the receiver's MULPDU).
+    pub max_ulpdu: usize,
+    /// Sequence number of the next byte the in-order path will consume.
+    /// Segments must lie after it.
+    pub rcv_nxt: u32,
+    /// Sequence number of the next FPDU boundary at or after `rcv_nxt`,
+    /// when the in-order parser knows it (it stands between FPDUs, or has
+    /// read the current one's length). Bytes between `rcv_nxt` and it
+    /// belong to the FPDU being received and hold no FPDU start.
+    pub next_fpdu: Option<u32>,
+}
+
+/// Why a segment, or one FPDU in it, is not placed out of order. None of
+/// these is a protocol error: the in-order path decides later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// CRC is off on the connection: nothing to validate with.
+    CrcOff,
+    /// The segment carries no payload.
+    NoData,
+    /// The segment does not lie after the in-order position.
+    NotAhead,
+    /// The segment ends more than [`MAX_WINDOW`] after the in-order
+    /// position.
+    OutOfWindow,
+    /// [`Stream::next_fpdu`] lies before [`Stream::rcv_nxt`] or too far
+    /// after it (the caller's state is inconsistent).
+    BadState,
+    /// The whole segment lies inside the FPDU the in-order parser is
+    /// receiving.
+    InsideKnownFpdu,
+    /// No trusted FPDU start in the segment (markers point before it).
+    NoFpduStart,
+    /// An assumed FPDU start not on a 4-byte stream boundary.
+    NotAligned,
+    /// A ULPDU length over the limit, or too short for a DDP header.
+    BadLength,
+    /// An FPDU runs past the end of the segment (or, for an assumed start,
+    /// the FPDUs do not end where the segment or a marker says).
+    Straddles,
+    /// A marker's FPDUPTR disagrees with the FPDU it sits in.
+    MarkerInconsistent,
+    /// The MPA CRC does not verify.
+    BadCrc,
+    /// An untagged DDP segment (placed in order only).
+    Untagged,
+    /// DDP or RDMAP version not 1.
+    BadVersion,
+    /// An RDMAP opcode other than RDMA Write and RDMA Read Response.
+    UnsupportedOpcode(u8),
+    /// A tagged segment with no payload.
+    Empty,
+    /// The tagged offset plus the length wraps.
+    ToWrap,
+}
+
+/// One refused FPDU (or segment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refused {
+    /// Why.
+    pub reason: Refusal,
+    /// The FPDU's sequence range, when its framing was valid.
+    pub fpdu: Option<SeqRange>,
+}
+
+/// The access a placement needs from its registration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// RDMA Write: the peer writes (remote write).
+    RemoteWrite,
+    /// RDMA Read Response: the data of a Read this side asked for goes to
+    /// its own sink buffer (local write).
+    LocalWrite,
+}
+
+/// A decision to place one tagged DDP segment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    /// RDMA Write or RDMA Read Response.
+    pub opcode: Opcode,
+    /// The sink STag.
+    pub stag: u32,
+    /// Tagged offset of the first payload byte.
+    pub to: u64,
+    /// Payload bytes (markers excluded).
+    pub len: usize,
+    /// The DDP Last flag (acted on in order, not here).
+    pub last: bool,
+    /// The payload's bytes within the segment, first to last; with markers
+    /// the range may include marker bytes, which [`Placement::pieces`]
+    /// skips.
+    pub bytes: Range<usize>,
+    /// The TCP sequence range of the whole FPDU (to record in a
+    /// [`PlacedSet`]).
+    pub fpdu: SeqRange,
+    /// Stream position of the segment's first byte modulo 512, with
+    /// markers.
+    phase: Option<usize>,
+}
+
+impl Placement {
+    /// The access this placement needs.
+    pub const fn need(&self) -> Need {
+        match self.opcode {
+            Opcode::ReadResponse => Need::LocalWrite,
+            _ => Need::RemoteWrite,
+        }
+    }
+
+    /// The contiguous pieces of the payload within the segment, each with
+    /// its tagged offset (one piece without markers).
+    pub fn pieces(&self) -> Pieces {
+        Pieces {
+            at: self.bytes.start,
+            left: self.len,
+            to: self.to,
+            phase: self.phase,
+        }
+    }
+}
+
+/// A contiguous piece of a placement's payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Piece {
+    /// Tagged offset of its first byte.
+    pub to: u64,
+    /// Its bytes within the segment.
+    pub bytes: Range<usize>,
+}
+
+/// Iterator over a placement's pieces ([`Placement::pieces`]).
+#[derive(Debug, Clone)]
+pub struct Pieces {
+    at: usize,
+    left: usize,
+    to: u64,
+    phase: Option<usize>,
+}
+
+impl Iterator for Pieces {
+    type Item = Piece;
+
+    fn next(&mut self) -> Option<Piece> {
+        if self.left == 0 {
+            return None;
+        }
+        let mut room = self.left;
+        if let Some(phase) = self.phase {
+            let m = pos_mod(phase, self.at);
+            if m < MARKER_LEN {
+                self.at = self.at.checked_add(MARKER_LEN - m)?;
+            }
+            room = room.min(INTERVAL - pos_mod(phase, self.at));
+        }
+        let end = self.at.checked_add(room)?;
+        let piece = Piece {
+            to: self.to,
+            bytes: self.at..end,
+        };
+        self.at = end;
+        self.left -= room;
+        self.to = self.to.wrapping_add(room as u64);
+        Some(piece)
+    }
+}
+
+/// Stream position modulo 512 of segment offset `off`.
+const fn pos_mod(phase: usize, off: usize) -> usize {
+    (phase + off % INTERVAL) % INTERVAL
+}
+
+/// An FPDU found whole in a segment (offsets within the segment).
+#[derive(Debug, Clone, Copy)]
+struct Found {
+    start: usize,
+    hdr: usize,
+    end: usize,
+    ulpdu_len: usize,
+}
+
+/// The FPDUs of one out-of-order segment, in order: an iterator of
+/// placements and refusals. Ends after the last whole FPDU, or after the
+/// first framing error (a [`Refused`] without an FPDU range).
+#[derive(Debug, Clone)]
+pub struct Scan<'a> {
+    payload: &'a [u8],
+    seq: u32,
+    framing: Framing,
+    max_ulpdu: usize,
+    /// Stream position of the segment's first byte.
+    pos: u32,
+    /// Segment offset of the next FPDU.
+    next: usize,
+    /// FPDUs starting before this offset had their CRC checked already.
+    verified: usize,
+    done: bool,
+}
+
+/// Looks at one segment that arrived ahead of the in-order position:
+/// `seq` is its TCP sequence number, `payload` its TCP payload. Returns the
+/// FPDUs it holds as an iterator of decisions, or why none of the segment
+/// can be placed.
+pub fn scan<'a>(st: &Stream, seq: u32, payload: &'a [u8]) -> Result<Scan<'a>, Refusal> {
+    if !st.framing.crc {
+        return Err(Refusal::CrcOff);
+    }
+    if payload.is_empty() {
+        return Err(Refusal::NoData);
+    }
+    if !after(seq, st.rcv_nxt) {
+        return Err(Refusal::NotAhead);
+    }
+    let ahead = seq.wrapping_sub(st.rcv_nxt);
+    let len32 = u32::try_from(payload.len()).map_err(|_| Refusal::OutOfWindow)?;
+    match ahead.checked_add(len32) {
+        Some(e) if e <= MAX_WINDOW => {}
+        _ => return Err(Refusal::OutOfWindow),
+    }
+    let mut s = Scan {
+        payload,
+        seq,
+        framing: st.framing,
+        max_ulpdu: st.max_ulpdu,
+        pos: seq.wrapping_sub(st.mpa_seq),
+        next: 0,
+        verified: 0,
+        done: false,
+    };
+    // 1. The boundary the in-order parser knows.
+    if let Some(b) = st.next_fpdu {
+        if b.wrapping_sub(st.rcv_nxt) > MAX_WINDOW {
+            return Err(Refusal::BadState);
+        }
+        if !before(b, seq) {
+            let off = b.wrapping_sub(seq) as usize;
+            if off >= payload.len() {
+                return Err(Refusal::InsideKnownFpdu);
+            }
+            s.next = off;
+            s.verified = off;
+            return Ok(s);
+        }
+    }
+    // 2. Markers: the first one in the segment tells whether the segment
+    // can begin with an FPDU; the first that points into it is an anchor.
+    let mut anchor = None;
+    let mut first_ok = true;
+    if st.framing.markers {
+        let phase = s.phase();
+        let mut o = (INTERVAL - phase) % INTERVAL;
+        let mut first = true;
+        while let Some(m) = payload.get(o..o.saturating_add(MARKER_LEN)) {
+            let ptr = usize::from(u16::from_be_bytes([
+                m.get(2).copied().unwrap_or(0),
+                m.get(3).copied().unwrap_or(0),
+            ])) & !3;
+            let start = if ptr == 0 {
+                Some(o)
+            } else {
+                match o.checked_sub(ptr) {
+                    // A header never sits where a marker does.
+                    Some(h) if pos_mod(phase, h) == 0 => return Err(Refusal::MarkerInconsistent),
+                    // A header just after a marker position: that marker
+                    // opens the FPDU.
+                    Some(h) if pos_mod(phase, h) == MARKER_LEN => h.checked_sub(MARKER_LEN),
+                    Some(h) => Some(h),
+                    None => None,
+                }
+            };
+            if first {
+                first_ok = start.is_some();
+                first = false;
+            }
+            if start.is_some() {
+                anchor = start;
+                break;
+            }
+            o = match o.checked_add(INTERVAL) {
+                Some(n) => n,
+                None => break,
+            };
+        }
+    }
+    // 3. The segment's first byte, assumed; it must chain to the anchor or
+    // to the segment's end exactly.
+    if anchor == Some(0) {
+        return Ok(s);
+    }
+    if first_ok {
+        let target = anchor.unwrap_or(payload.len());
+        match s.walk(0, target) {
+            Ok(()) => {
+                s.verified = target;
+                return Ok(s);
+            }
+            Err(e) if anchor.is_none() => return Err(e),
+            Err(_) => {}
+        }
+    }
+    match anchor {
+        Some(a) => {
+            s.next = a;
+            s.verified = a;
+            Ok(s)
+        }
+        None => Err(Refusal::NoFpduStart),
+    }
+}
+
+fn be16_at(b: &[u8], at: usize) -> usize {
+    match b.get(at..at.saturating_add(2)) {
+        Some(&[x, y]) => usize::from(u16::from_be_bytes([x, y])),
+        _ => 0,
+    }
+}
+
+impl Scan<'_> {
+    fn phase(&self) -> usize {
+        self.pos as usize % INTERVAL
+    }
+
+    fn marker_phase(&self) -> Option<usize> {
+        if self.framing.markers {
+            Some(self.phase())
+        } else {
+            None
+        }
+    }
+
+    /// Segment offset of content byte `c` of the FPDU whose ULPDU_Length
+    /// field is at offset `hdr` (markers skipped).
+    fn content_off(&self, hdr: usize, c: usize) -> Option<usize> {
+        let Some(phase) = self.marker_phase() else {
+            return hdr.checked_add(c);
+        };
+        let to_marker = INTERVAL - pos_mod(phase, hdr);
+        if c < to_marker {
+            return hdr.checked_add(c);
+        }
+        let rest = c - to_marker;
+        hdr.checked_add(to_marker)?
+            .checked_add((rest / BETWEEN).checked_mul(INTERVAL)?)?
+            .checked_add(MARKER_LEN + rest % BETWEEN)
+    }
+
+    /// Validates the FPDU starting at segment offset `start`.
+    fn fpdu_at(&self, start: usize, check_crc: bool) -> Result<Found, Refusal> {
+        let pos = self.pos.wrapping_add(start as u32);
+        if pos % 4 != 0 {
+            return Err(Refusal::NotAligned);
+        }
+        let m = pos % mpa::MARKER_INTERVAL;
+        if self.framing.markers && m != 0 && m < MARKER_LEN as u32 + 1 {
+            // Just after a marker position: the marker opens the FPDU.
+            return Err(Refusal::NotAligned);
+        }
+        let leading = self.framing.markers && m == 0;
+        let hdr = if leading {
+            if self.payload.len() < start.saturating_add(MARKER_LEN + HDR_LEN) {
+                return Err(Refusal::Straddles);
+            }
+            if be16_at(self.payload, start + 2) & !3 != 0 {
+                return Err(Refusal::MarkerInconsistent);
+            }
+            start + MARKER_LEN
+        } else {
+            start
+        };
+        if self.payload.len() < hdr.saturating_add(HDR_LEN) {
+            return Err(Refusal::Straddles);
+        }
+        let ulpdu_len = be16_at(self.payload, hdr);
+        if ulpdu_len > self.max_ulpdu {
+            return Err(Refusal::BadLength);
+        }
+        let layout =
+            FpduLayout::new(pos, ulpdu_len, self.framing.markers).map_err(|e| match e {
+                FpduError::Unaligned => Refusal::NotAligned,
+                _ => Refusal::BadLength,
+            })?;
+        let end = start
+            .checked_add(layout.wire_len)
+            .ok_or(Refusal::Straddles)?;
+        let wire = self.payload.get(start..end).ok_or(Refusal::Straddles)?;
+        for (off, ptr) in layout.markers() {
+            if be16_at(wire, off.saturating_add(2)) & !3 != usize::from(ptr) {
+                return Err(Refusal::MarkerInconsistent);
+            }
+        }
+        if check_crc {
+            let (body, field) = wire
+                .split_at_checked(layout.wire_len.saturating_sub(CRC_LEN))
+                .ok_or(Refusal::BadLength)?;
+            let field: [u8; 4] = field.try_into().map_err(|_| Refusal::BadLength)?;
+            if crc32c::checksum(body) != crc32c::from_wire(field) {
+                return Err(Refusal::BadCrc);
+            }
+        }
+        Ok(Found {
+            start,
+            hdr,
+            end,
+            ulpdu_len,
+        })
+    }
+
+    /// Walks verified FPDUs from `from`; they must end exactly at `to`.
+    fn walk(&self, from: usize, to: usize) -> Result<(), Refusal> {
+        let mut at = from;
+        while at < to {
+            at = self.fpdu_at(at, true)?.end;
+        }
+        if at == to {
+            Ok(())
+        } else {
+            Err(Refusal::Straddles)
+        }
+    }
+
+    fn seq_of(&self, off: usize) -> u32 {
+        self.seq.wrapping_add(off as u32)
+    }
+
+    /// The DDP/RDMAP decision for a whole, verified FPDU.
+    fn classify(&self, f: &Found) -> Result<Placement, Refusal> {
+        // ULPDU_Length and the tagged DDP header, markers removed.
+        let mut h = [0u8; PAYLOAD_OFF];
+        let wire = self.payload.get(f.hdr..f.end).unwrap_or(&[]);
+        let n = if self.framing.markers {
+            mpa::strip_markers(wire, self.pos.wrapping_add(f.hdr as u32), &mut h)
+        } else {
+            let n = wire.len().min(h.len());
+            if let (Some(d), Some(s)) = (h.get_mut(..n), wire.get(..n)) {
+                d.copy_from_slice(s);
+            }
+            n
+        };
+        let ulpdu = h.get(HDR_LEN..n.min(HDR_LEN + f.ulpdu_len)).unwrap_or(&[]);
+        let ctrl = *ulpdu.first().ok_or(Refusal::BadLength)?;
+        if ctrl & ddp::FLAG_TAGGED == 0 {
+            return Err(Refusal::Untagged);
+        }
+        let t = match Header::parse(ulpdu) {
+            Ok((Header::Tagged(t), _)) => t,
+            Ok((Header::Untagged(_), _)) => return Err(Refusal::Untagged),
+            Err(DdpError::BadVersion { .. }) => return Err(Refusal::BadVersion),
+            Err(_) => return Err(Refusal::BadLength),
+        };
+        let ctl = Control::parse(t.ulp_ctrl);
+        if ctl.version != rdmap::VERSION {
+            return Err(Refusal::BadVersion);
+        }
+        let opcode = match Opcode::from_u8(ctl.opcode) {
+            Some(op) if op.is_tagged() => op,
+            _ => return Err(Refusal::UnsupportedOpcode(ctl.opcode)),
+        };
+        let len = f.ulpdu_len.saturating_sub(ddp::TAGGED_HDR_LEN);
+        if len == 0 {
+            return Err(Refusal::Empty);
+        }
+        ddp::check_to(t.to, len).map_err(|_| Refusal::ToWrap)?;
+        let first = self
+            .content_off(f.hdr, PAYLOAD_OFF)
+            .ok_or(Refusal::BadLength)?;
+        let last = self
+            .content_off(f.hdr, PAYLOAD_OFF + len - 1)
+            .ok_or(Refusal::BadLength)?;
+        if last >= f.end {
+            return Err(Refusal::BadLength);
+        }
+        Ok(Placement {
+            opcode,
+            stag: t.stag,
+            to: t.to,
+            len,
+            last: t.last,
+            bytes: first..last + 1,
+            fpdu: SeqRange::new(self.seq_of(f.start), self.seq_of(f.end)),
+            phase: self.marker_phase(),
+        })
+    }
+}
+
+impl Iterator for Scan<'_> {
+    type Item = Result<Placement, Refused>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done || self.next >= self.payload.len() {
+            self.done = true;
+            return None;
+        }
+        let f = match self.fpdu_at(self.next, self.next >= self.verified) {
+            Ok(f) => f,
+            Err(reason) => {
+                self.done = true;
+                return Some(Err(Refused { reason, fpdu: None }));
+            }
+        };
+        self.next = f.end;
+        Some(self.classify(&f).map_err(|reason| Refused {
+            reason,
+            fpdu: Some(SeqRange::new(self.seq_of(f.start), self.seq_of(f.end))),
+        }))
+    }
+}
+
+/// Why a registration refuses a placement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessError {
+    /// The placement names another STag.
+    WrongStag,
+    /// The registration lacks the access the placement needs.
+    NoAccess,
+    /// Tagged offset plus length wraps the 64-bit TO space.
+    ToWrap,
+    /// A byte falls outside the registration.
+    Bounds,
+}
+
+/// The part of a registration (or of an outstanding RDMA Read's sink) a
+/// placement is checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Region {
+    /// Its STag.
+    pub stag: u32,
+    /// Tagged offset of its first byte.
+    pub base_to: u64,
+    /// Its length in bytes.
+    pub len: u64,
+    /// The peer may write it (RDMA Write).
+    pub remote_write: bool,
+    /// This side may write it (the sink of its own RDMA Read).
+    pub local_write: bool,
+}
+
+impl Region {
+    /// Checks `len` bytes at tagged offset `to` of `stag` needing `need`;
+    /// returns the offset of `to` in the region. All of `[to, to + len)`
+    /// must lie in `[base_to, base_to + len)` (a region whose end would
+    /// pass 2^64 ends at 2^64 - 1); a zero-length access is in bounds from
+    /// the first byte to just past the last.
+    pub fn check(&self, stag: u32, to: u64, len: usize, need: Need) -> Result<u64, AccessError> {
+        if stag != self.stag {
+            return Err(AccessError::WrongStag);
+        }
+        let allowed = match need {
+            Need::RemoteWrite => self.remote_write,
+            Need::LocalWrite => self.local_write,
+        };
+        if !allowed {
+            return Err(AccessError::NoAccess);
+        }
+        let len = u64::try_from(len).map_err(|_| AccessError::ToWrap)?;
+        let end = to.checked_add(len).ok_or(AccessError::ToWrap)?;
+        let region_end = self.base_to.saturating_add(self.len);
+        if to < self.base_to || end > region_end {
+            return Err(AccessError::Bounds);
+        }
+        Ok(to - self.base_to)
+    }
+
+    /// [`Region::check`] for a placement.
+    pub fn check_placement(&self, p: &Placement) -> Result<u64, AccessError> {
+        self.check(p.stag, p.to, p.len, p.need())
+    }
+}
+
+/// Why a range cannot be recorded in a [`PlacedSet`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetError {
+    /// An empty range.
+    Empty,
+    /// The range starts before the set's floor (the in-order path has
+    /// consumed those bytes).
+    Behind,
+    /// The range ends more than [`MAX_WINDOW`] after the floor.
+    TooFar,
+    /// All entries are in use and the range touches none of them.
+    Full,
+}
+
+/// The stream ranges placed out of order and not yet consumed in order: at
+/// most `N` disjoint, non-adjacent ranges of TCP sequence numbers, all
+/// within [`MAX_WINDOW`] after a floor (the in-order consumption point),
+/// kept sorted. Adjacent and overlapping ranges merge on insertion.
+#[derive(Debug, Clone)]
+pub struct PlacedSet<const N: usize> {
+    floor: u32,
+    ranges: [SeqRange; N],
+    count: usize,
+}
+
+impl<const N: usize> PlacedSet<N> {
+    /// An empty set whose floor is `floor`.
+    pub const fn new(floor: u32) -> Self {
+        Self {
+            floor,
+            ranges: [SeqRange::new(0, 0); N],
+            count: 0,
+        }
+    }
+
+    /// The floor: nothing before it is recorded.
+    pub const fn floor(&self) -> u32 {
+        self.floor
+    }
+
+    /// Number of ranges held.
+    pub const fn len(&self) -> usize {
+        self.count
+    }
+
+    /// True when no range is held.
+    pub const fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// True when every entry is in use.
+    pub const fn is_full(&self) -> bool {
+        self.count >= N
+    }
+
+    /// The ranges, in sequence order.
+    pub fn ranges(&self) -> &[SeqRange] {
+        self.ranges.get(..self.count).unwrap_or(&[])
+    }
+
+    /// Offset of `seq` from the floor.
+    const fn rel(&self, seq: u32) -> u32 {
+        seq.wrapping_sub(self.floor)
+    }
+
+    /// The range as offsets from the floor, if it is non-empty and lies
+    /// within the window.
+    fn rel_range(&self, r: SeqRange) -> Result<(u32, u32), SetError> {
+        if r.is_empty() {
+            return Err(SetError::Empty);
+        }
+        let (a, b) = (self.rel(r.start), self.rel(r.end));
+        if a > MAX_WINDOW {
+            return Err(SetError::Behind);
+        }
+        if b > MAX_WINDOW || b < a {
+            return Err(SetError::TooFar);
+        }
+        Ok((a, b))
+    }
+
+    /// Records `r` as placed, merging it with the ranges it overlaps or
+    /// touches. On error the set is unchanged.
+    pub fn insert(&mut self, r: SeqRange) -> Result<(), SetError> {
+        let (mut a, mut b) = self.rel_range(r)?;
+        let mut out = [SeqRange::new(0, 0); N];
+        let mut n = 0;
+        let mut pending = true;
+        for x in self.ranges() {
+            let (xa, xb) = (self.rel(x.start), self.rel(x.end));
+            if xb < a {
+                // Wholly before the new range.
+            } else if xa > b {
+                if pending {
+                    *out.get_mut(n).ok_or(SetError::Full)? = self.abs(a, b);
+                    n += 1;
+                    pending = false;
+                }
+            } else {
+                a = a.min(xa);
+                b = b.max(xb);
+                continue;
+            }
+            *out.get_mut(n).ok_or(SetError::Full)? = *x;
+            n += 1;
+        }
+        if pending {
+            *out.get_mut(n).ok_or(SetError::Full)? = self.abs(a, b);
+            n += 1;
+        }
+        self.ranges = out;
+        self.count = n;
+        Ok(())
+    }
+
+    const fn abs(&self, a: u32, b: u32) -> SeqRange {
+        SeqRange::new(self.floor.wrapping_add(a), self.floor.wrapping_add(b))
+    }
+
+    /// True when every sequence number of `r` is recorded. False for an
+    /// empty range or one outside the window (the caller then copies).
+    pub fn contains(&self, r: SeqRange) -> bool {
+        let Ok((a, b)) = self.rel_range(r) else {
+            return false;
+        };
+        self.ranges()
+            .iter()
+            .any(|x| self.rel(x.start) <= a && b <= self.rel(x.end))
+    }
+
+    /// True when any sequence number of `r` is recorded.
+    pub fn overlaps(&self, r: SeqRange) -> bool {
+        let Ok((a, b)) = self.rel_range(r) else {
+            return false;
+        };
+        self.ranges()
+            .iter()
+            .any(|x| self.rel(x.start) < b && a < self.rel(x.end))
+    }
+
+    /// Moves the floor to `to` (the in-order path consumed everything
+    /// before it): ranges below it are dropped, one across it is cut. A
+    /// `to` before the floor, or more than [`MAX_WINDOW`] after it, is
+    /// ignored.
+    pub fn advance(&mut self, to: u32) {
+        let t = self.rel(to);
+        if t == 0 || t > MAX_WINDOW {
+            return;
+        }
+        let mut out = [SeqRange::new(0, 0); N];
+        let mut n = 0;
+        for x in self.ranges() {
+            let (xa, xb) = (self.rel(x.start), self.rel(x.end));
+            if xb <= t {
+                continue;
+            }
+            if let Some(slot) = out.get_mut(n) {
+                *slot = self.abs(xa.max(t), xb);
+                n += 1;
+            }
+        }
+        self.ranges = out;
+        self.count = n;
+        self.floor = to;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use super::*;
+    use crate::mpa::{encode_fpdu, FpduParser};
+    use crate::rdmap::Segment;
+    use std::vec::Vec;
+
+    const STAG: u32 = 0x0001_2300;
+    const BASE: u64 = 0x7f00_0000_0000;
+    const REGION_LEN: usize = 256 * 1024;
+
+    const CRC: Framing = Framing {
+        crc: true,
+        markers: false,
+    };
+    const CRC_MARKERS: Framing = Framing {
+        crc: true,
+        markers: true,
+    };
+
+    fn xorshift(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
+    fn tagged(op: Opcode, stag: u32, to: u64, last: bool, data: &[u8]) -> Vec<u8> {
+        let mut u = std::vec![0u8; ddp::TAGGED_HDR_LEN];
+        rdmap::tagged_header(op, last, stag, to)
+            .unwrap()
+            .encode(&mut u)
+            .unwrap();
+        u.extend_from_slice(data);
+        u
+    }
+
+    fn send(msn: u32, data: &[u8]) -> Vec<u8> {
+        let mut u = std::vec![0u8; ddp::UNTAGGED_HDR_LEN];
+        rdmap::untagged_header(Opcode::Send, true, msn, 0, 0)
+            .unwrap()
+            .encode(&mut u)
+            .unwrap();
+        u.extend_from_slice(data);
+        u
+    }
+
+    /// A wire image of FPDUs from stream position `pos`, and each FPDU's
+    /// byte range in it.
+    struct Wire {
+        bytes: Vec<u8>,
+        fpdus: Vec<Range<usize>>,
+    }
+
+    fn encode(framing: Framing, pos: u32, ulpdus: &[Vec<u8>]) -> Wire {
+        let mut bytes = Vec::new();
+        let mut fpdus = Vec::new();
+        let mut p = pos;
+        for u in ulpdus {
+            let l = FpduLayout::new(p, u.len(), framing.markers).unwrap();
+            let at = bytes.len();
+            bytes.resize(at + l.wire_len, 0);
+            assert_eq!(encode_fpdu(&mut bytes[at..], p, u, framing), Ok(l.wire_len));
+            fpdus.push(at..at + l.wire_len);
+            p = l.next_start();
+        }
+        Wire { bytes, fpdus }
+    }
+
+    /// RDMA Writes of `sizes` bytes each, back to back in the region; the
+    /// expected region contents.
+    fn writes(sizes: &[usize], seed: u64) -> (Vec<Vec<u8>>, Vec<u8>) {
+        let mut s = seed | 1;
+        let mut region = std::vec![0u8; REGION_LEN];
+        let mut ulpdus = Vec::new();
+        let mut at = 0;
+        for (k, &n) in sizes.iter().enumerate() {
+            let data: Vec<u8> = (0..n).map(|_| xorshift(&mut s) as u8).collect();
+            region[at..at + n].copy_from_slice(&data);
+            let last = k + 1 == sizes.len();
+            ulpdus.push(tagged(Opcode::Write, STAG, BASE + at as u64, last, &data));
+            at += n;
+        }
+        (ulpdus, region)
+    }
+
+    fn stream(mpa_seq: u32, framing: Framing) -> Stream {
+        Stream {
+            mpa_seq,
+            framing,
+            max_ulpdu: 65535,
+            rcv_nxt: mpa_seq,
+            next_fpdu: Some(mpa_seq),
+        }
+    }
+
+    fn region() -> Region {
+        Region {
+            stag: STAG,
+            base_to: BASE,
+            len: REGION_LEN as u64,
+            remote_write: true,
+            local_write: false,
+        }
+    }
+
+    /// What a run of the kernel's out-of-order and in-order paths did.
+    #[derive(Debug, Default)]
+    struct Outcome {
+        ooo_bytes: usize,
+        ooo_fpdus: usize,
+        inorder_bytes: usize,
+        refusals: Vec<Refusal>,
+    }
+
+    /// Plays the kernel: segments `cuts` of `wire` (stream position 0 at
+    /// `mpa_seq`) arrive in `order`, the first cut held back (the hole), so
+    /// all others go through the engine; placements are checked against
+    /// the region, recorded, then copied. `corrupt` bytes (wire offsets) are
+    /// flipped in what the engine sees (the in-order path gets TCP's clean
+    /// retransmission). Then the in-order path parses the whole stream,
+    /// skipping the copy of what was placed, and the region must hold
+    /// exactly `expect`.
+    fn play(
+        framing: Framing,
+        mpa_seq: u32,
+        wire: &Wire,
+        cuts: &[Range<usize>],
+        order: &[usize],
+        corrupt: &[usize],
+        expect: &[u8],
+    ) -> Outcome {
+        let mut out = Outcome::default();
+        let mut mem = std::vec![0u8; REGION_LEN];
+        let mut placed = PlacedSet::<32>::new(mpa_seq);
+        let st = stream(mpa_seq, framing);
+        let reg = region();
+        for &i in order {
+            if i == 0 {
+                continue;
+            }
+            let c = cuts[i].clone();
+            let mut seg = wire.bytes[c.clone()].to_vec();
+            for &k in corrupt {
+                if c.contains(&k) {
+                    seg[k - c.start] ^= 0x20;
+                }
+            }
+            let seq = mpa_seq.wrapping_add(c.start as u32);
+            let scan = match scan(&st, seq, &seg) {
+                Ok(s) => s,
+                Err(r) => {
+                    out.refusals.push(r);
+                    continue;
+                }
+            };
+            for d in scan {
+                let p = match d {
+                    Ok(p) => p,
+                    Err(r) => {
+                        out.refusals.push(r.reason);
+                        continue;
+                    }
+                };
+                // Never a corrupted FPDU.
+                for &k in corrupt {
+                    let ks = mpa_seq.wrapping_add(k as u32);
+                    assert!(!placed_range_has(p.fpdu, ks), "corrupted FPDU placed");
+                }
+                let off = reg.check_placement(&p).unwrap() as usize;
+                if placed.contains(p.fpdu) || placed.insert(p.fpdu).is_err() {
+                    continue;
+                }
+                let mut n = 0;
+                for piece in p.pieces() {
+                    let o = off + (piece.to - p.to) as usize;
+                    let len = piece.bytes.len();
+                    mem[o..o + len].copy_from_slice(&seg[piece.bytes]);
+                    n += len;
+                }
+                assert_eq!(n, p.len);
+                out.ooo_bytes += n;
+                out.ooo_fpdus += 1;
+            }
+        }
+        // The in-order path.
+        let mut parser = FpduParser::new(framing, 0).unwrap();
+        let mut buf = std::vec![0u8; mpa::fpdu_len(65535)];
+        let mut data = &wire.bytes[..];
+        while !data.is_empty() {
+            let (used, f) = parser.push(&mut buf, data).unwrap();
+            data = &data[used..];
+            let Some(f) = f else { continue };
+            let l = FpduLayout::new(f.start, f.ulpdu_len, framing.markers).unwrap();
+            let r = SeqRange::new(
+                mpa_seq.wrapping_add(f.start),
+                mpa_seq.wrapping_add(l.next_start()),
+            );
+            let seg = Segment::parse(f.ulpdu(&buf)).unwrap();
+            if let Header::Tagged(t) = seg.ddp {
+                let o = (t.to - BASE) as usize;
+                let n = seg.payload.len();
+                if placed.contains(r) {
+                    assert_eq!(&mem[o..o + n], seg.payload, "placed out of order wrongly");
+                } else {
+                    mem[o..o + n].copy_from_slice(seg.payload);
+                    out.inorder_bytes += n;
+                }
+            }
+            placed.advance(r.end);
+        }
+        assert!(placed.is_empty());
+        assert_eq!(mem, expect);
+        out
+    }
+
+    /// The reason the first FPDU of a scanned segment is refused.
+    fn first_refusal(st: &Stream, seq: u32, seg: &[u8]) -> Refusal {
+        scan(st, seq, seg)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap_err()
+            .reason
+    }
+
+    fn placed_range_has(r: SeqRange, seq: u32) -> bool {
+        seq.wrapping_sub(r.start) < r.len()
+    }
+
+    /// Cuts on FPDU boundaries, `per` FPDUs a segment.
+    fn aligned_cuts(w: &Wire, per: usize) -> Vec<Range<usize>> {
+        w.fpdus
+            .chunks(per)
+            .map(|c| c[0].start..c[c.len() - 1].end)
+            .collect()
+    }
+
+    /// Cuts every `mss` bytes, FPDUs ignored (a re-segmenting middlebox).
+    fn mss_cuts(len: usize, mss: usize) -> Vec<Range<usize>> {
+        (0..len.div_ceil(mss))
+            .map(|k| k * mss..((k + 1) * mss).min(len))
+            .collect()
+    }
+
+    fn shuffled(n: usize, seed: u64) -> Vec<usize> {
+        let mut v: Vec<usize> = (0..n).collect();
+        let mut s = seed | 1;
+        for i in (1..n).rev() {
+            let j = (xorshift(&mut s) % (i as u64 + 1)) as usize;
+            v.swap(i, j);
+        }
+        v
+    }
+
+    #[test]
+    fn aligned_without_markers_all_but_the_hole_placed() {
+        let sizes = [1000, 1400, 64, 1, 1420, 900, 333, 1024];
+        let (ulpdus, expect) = writes(&sizes, 7);
+        for mpa_seq in [0, 0x1234_5678, u32::MAX - 5000] {
+            let w = encode(CRC, 0, &ulpdus);
+            for per in [1, 2] {
+                let cuts = aligned_cuts(&w, per);
+                for seed in 1..6 {
+                    let order = shuffled(cuts.len(), seed);
+                    let o = play(CRC, mpa_seq, &w, &cuts, &order, &[], &expect);
+                    let hole: usize = sizes[..per].iter().sum();
+                    assert_eq!(o.ooo_bytes, sizes.iter().sum::<usize>() - hole);
+                    assert_eq!(o.inorder_bytes, hole);
+                    assert!(o.refusals.is_empty(), "{:?}", o.refusals);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn misaligned_without_markers_refused_and_still_exact() {
+        let sizes = [3000, 2000, 5000, 700, 4000];
+        let (ulpdus, expect) = writes(&sizes, 11);
+        let w = encode(CRC, 0, &ulpdus);
+        for mss in [536, 1448, 1460] {
+            let cuts = mss_cuts(w.bytes.len(), mss);
+            let order = shuffled(cuts.len(), mss as u64);
+            let o = play(CRC, 0x8000_0000, &w, &cuts, &order, &[], &expect);
+            // No segment of these holds a whole FPDU from its first byte to
+            // its last.
+            assert_eq!(o.ooo_bytes, 0);
+            assert_eq!(o.inorder_bytes, sizes.iter().sum::<usize>());
+            assert!(o
+                .refusals
+                .iter()
+                .all(|r| matches!(r, Refusal::Straddles | Refusal::BadCrc | Refusal::BadLength)));
+        }
+    }
+
+    #[test]
+    fn straddling_segment_without_markers() {
+        let (ulpdus, _) = writes(&[100, 100], 3);
+        let w = encode(CRC, 0, &ulpdus);
+        let mut st = stream(0, CRC);
+        st.rcv_nxt = u32::MAX - 3;
+        st.next_fpdu = None;
+        let cut = w.fpdus[0].end + 40;
+        // FPDU 0 whole, then 40 bytes of FPDU 1: the assumed start does not
+        // lead to the segment's end.
+        assert_eq!(
+            scan(&st, 0, &w.bytes[..cut]).err(),
+            Some(Refusal::Straddles)
+        );
+        // Half of FPDU 0 and the rest.
+        assert!(scan(&st, 60, &w.bytes[60..]).is_err());
+        assert!(scan(&st, 60, &w.bytes[60..cut]).is_err());
+        // A known start: FPDU 0 is placed, FPDU 1 straddles.
+        st.next_fpdu = Some(0);
+        let got: Vec<_> = scan(&st, 0, &w.bytes[..cut]).unwrap().collect();
+        assert_eq!(got.len(), 2);
+        assert!(got[0].is_ok());
+        assert_eq!(
+            got[1].as_ref().unwrap_err(),
+            &Refused {
+                reason: Refusal::Straddles,
+                fpdu: None
+            }
+        );
+    }
+
+    #[test]
+    fn markers_find_fpdus_in_misaligned_segments() {
+        let sizes = [3000, 2000, 5000, 700, 4000, 100, 60, 2500];
+        let (ulpdus, expect) = writes(&sizes, 13);
+        for mpa_seq in [0, u32::MAX - 7000] {
+            let w = encode(CRC_MARKERS, 0, &ulpdus);
+            for mss in [1448, 4000, 9000] {
+                let cuts = mss_cuts(w.bytes.len(), mss);
+                let order = shuffled(cuts.len(), mss as u64 + 1);
+                let o = play(CRC_MARKERS, mpa_seq, &w, &cuts, &order, &[], &expect);
+                assert_eq!(o.ooo_bytes + o.inorder_bytes, sizes.iter().sum::<usize>());
+                if mss == 9000 {
+                    // Whole FPDUs fit in these segments.
+                    assert!(o.ooo_fpdus >= 2, "{o:?}");
+                }
+            }
+            // Aligned segments of one to three FPDUs: the assumed start
+            // leads to the first marker's FPDU or to the segment's end.
+            for per in [1, 2, 3] {
+                let cuts = aligned_cuts(&w, per);
+                let o = play(
+                    CRC_MARKERS,
+                    mpa_seq,
+                    &w,
+                    &cuts,
+                    &shuffled(cuts.len(), 5),
+                    &[],
+                    &expect,
+                );
+                assert_eq!(o.inorder_bytes, sizes[..per].iter().sum::<usize>());
+                assert!(o.refusals.is_empty(), "{:?}", o.refusals);
+            }
+        }
+    }
+
+    #[test]
+    fn corrupted_bytes_never_placed() {
+        let sizes = [1200, 800, 1400, 64, 1000, 1000];
+        let (ulpdus, expect) = writes(&sizes, 17);
+        for framing in [CRC, CRC_MARKERS] {
+            let w = encode(framing, 0, &ulpdus);
+            let cuts = aligned_cuts(&w, 1);
+            let mut seed = 99u64;
+            for _ in 0..200 {
+                let k = (xorshift(&mut seed) as usize) % w.bytes.len();
+                let o = play(
+                    framing,
+                    0xffff_f000,
+                    &w,
+                    &cuts,
+                    &shuffled(cuts.len(), seed),
+                    &[k],
+                    &expect,
+                );
+                if !cuts[0].contains(&k) {
+                    assert!(!o.refusals.is_empty(), "corruption at {k} unnoticed");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn crc_off_refused() {
+        let (ulpdus, _) = writes(&[100], 1);
+        let f = Framing {
+            crc: false,
+            markers: false,
+        };
+        let w = encode(f, 0, &ulpdus);
+        let mut st = stream(0, f);
+        st.rcv_nxt = 0;
+        st.next_fpdu = None;
+        assert_eq!(scan(&st, 0x100, &w.bytes).err(), Some(Refusal::CrcOff));
+    }
+
+    #[test]
+    fn untagged_and_opcodes() {
+        let ulpdus = std::vec![
+            send(1, b"hello"),
+            tagged(Opcode::ReadResponse, STAG, BASE, true, &[9; 40]),
+            tagged(Opcode::Write, STAG, BASE + 40, false, &[]),
+            tagged(Opcode::Write, STAG, u64::MAX - 3, false, &[1; 8]),
+            tagged(Opcode::Write, STAG, BASE, true, &[7; 12]),
+        ];
+        let w = encode(CRC, 0, &ulpdus);
+        let mut st = stream(0x1000, CRC);
+        st.next_fpdu = None;
+        let seg = &w.bytes[..];
+        // The whole image as one segment ahead of a hole of 4 bytes.
+        let st = Stream {
+            rcv_nxt: 0x1000 - 4,
+            ..st
+        };
+        let got: Vec<_> = scan(&st, 0x1000, seg).unwrap().collect();
+        assert_eq!(got.len(), 5);
+        assert_eq!(got[0].as_ref().unwrap_err().reason, Refusal::Untagged);
+        assert_eq!(
+            got[0].as_ref().unwrap_err().fpdu,
+            Some(SeqRange::new(0x1000, 0x1000 + w.fpdus[0].len() as u32))
+        );
+        let rr = got[1].as_ref().unwrap();
+        assert_eq!(
+            (rr.opcode, rr.need(), rr.len, rr.last),
+            (Opcode::ReadResponse, Need::LocalWrite, 40, true)
+        );
+        assert_eq!(got[2].as_ref().unwrap_err().reason, Refusal::Empty);
+        assert_eq!(got[3].as_ref().unwrap_err().reason, Refusal::ToWrap);
+        let wr = got[4].as_ref().unwrap();
+        assert_eq!(
+            (wr.opcode, wr.need(), wr.len, wr.to),
+            (Opcode::Write, Need::RemoteWrite, 12, BASE)
+        );
+        assert_eq!(&seg[wr.bytes.clone()], &[7; 12]);
+        // Read Request and Terminate opcodes in a tagged header, a reserved
+        // opcode, a bad RDMAP version.
+        for (ctl, why) in [
+            (0x41, Refusal::UnsupportedOpcode(1)),
+            (0x47, Refusal::UnsupportedOpcode(7)),
+            (0x4c, Refusal::UnsupportedOpcode(0xc)),
+            (0x80, Refusal::BadVersion),
+        ] {
+            let mut u = tagged(Opcode::Write, STAG, BASE, true, &[1; 4]);
+            u[1] = ctl;
+            let w = encode(CRC, 0, &[u]);
+            assert_eq!(first_refusal(&st, 0x1000, &w.bytes), why);
+        }
+        // A tagged ULPDU too short for its header; DDP version 2.
+        let w = encode(CRC, 0, &[std::vec![0xc1, 0x40, 0, 0]]);
+        assert_eq!(first_refusal(&st, 0x1000, &w.bytes), Refusal::BadLength);
+        let mut u = tagged(Opcode::Write, STAG, BASE, true, &[1; 4]);
+        u[0] = 0xc2;
+        let w = encode(CRC, 0, &[u]);
+        assert_eq!(first_refusal(&st, 0x1000, &w.bytes), Refusal::BadVersion);
+    }
+
+    #[test]
+    fn position_checks() {
+        let (ulpdus, _) = writes(&[100, 100, 100], 5);
+        let w = encode(CRC, 0, &ulpdus);
+        let f1 = w.fpdus[1].clone();
+        let seg = &w.bytes[f1.clone()];
+        let s1 = f1.start as u32;
+        // In order, or behind: not for this engine.
+        let mut st = stream(0, CRC);
+        st.rcv_nxt = s1;
+        st.next_fpdu = Some(s1);
+        assert_eq!(scan(&st, s1, seg).err(), Some(Refusal::NotAhead));
+        st.rcv_nxt = s1 + 4;
+        st.next_fpdu = None;
+        assert_eq!(scan(&st, s1, seg).err(), Some(Refusal::NotAhead));
+        // Too far ahead.
+        st.rcv_nxt = s1.wrapping_sub(MAX_WINDOW);
+        assert_eq!(scan(&st, s1, seg).err(), Some(Refusal::OutOfWindow));
+        st.rcv_nxt = s1.wrapping_sub(MAX_WINDOW - seg.len() as u32);
+        assert!(scan(&st, s1, seg).is_ok());
+        // Inside the FPDU the in-order parser is receiving.
+        st.rcv_nxt = 0;
+        st.next_fpdu = Some(w.fpdus[2].start as u32);
+        assert_eq!(scan(&st, s1, seg).err(), Some(Refusal::InsideKnownFpdu));
+        st.next_fpdu = Some(w.fpdus[1].start as u32 + 8);
+        assert_eq!(first_refusal(&st, s1, seg), Refusal::BadCrc);
+        st.next_fpdu = Some(w.fpdus[1].start as u32 + 2);
+        assert_eq!(first_refusal(&st, s1, seg), Refusal::NotAligned);
+        // A known boundary in the middle of the segment anchors it: the
+        // segment starts inside FPDU 0.
+        st.next_fpdu = Some(s1);
+        let got: Vec<_> = scan(&st, 8, &w.bytes[8..]).unwrap().collect();
+        assert_eq!(got.len(), 2);
+        assert!(got.iter().all(|g| g.is_ok()));
+        st.next_fpdu = None;
+        assert!(scan(&st, 8, &w.bytes[8..]).is_err());
+        // An inconsistent state.
+        st.next_fpdu = Some(u32::MAX);
+        assert_eq!(scan(&st, s1, seg).err(), Some(Refusal::BadState));
+        // Not on a 4-byte boundary.
+        st.next_fpdu = None;
+        assert_eq!(
+            scan(&st, s1 + 2, &seg[2..]).err(),
+            Some(Refusal::NotAligned)
+        );
+        // No payload.
+        assert_eq!(scan(&st, s1, &[]).err(), Some(Refusal::NoData));
+        // ULPDU over the limit.
+        st.max_ulpdu = 99;
+        assert_eq!(scan(&st, s1, seg).err(), Some(Refusal::BadLength));
+    }
+
+    #[test]
+    fn markers_anchor_and_pieces() {
+        // One 3000-byte Write starting at stream position 0 (a leading
+        // marker), cut at 600: the segment from 600 starts inside it, and
+        // its markers say so.
+        let data: Vec<u8> = (0..3000u32).map(|i| (i * 7) as u8).collect();
+        let ulpdus = std::vec![
+            tagged(Opcode::Write, STAG, BASE, false, &data),
+            tagged(Opcode::Write, STAG, BASE + 3000, true, &data[..1500]),
+        ];
+        let w = encode(CRC_MARKERS, 0, &ulpdus);
+        let mut st = stream(0, CRC_MARKERS);
+        st.next_fpdu = None;
+        let f1 = w.fpdus[1].clone();
+        // From 600 to the end: FPDU 0's remainder is skipped, FPDU 1 is
+        // found by the marker inside it.
+        let got: Vec<_> = scan(&st, 600, &w.bytes[600..]).unwrap().collect();
+        assert_eq!(got.len(), 1);
+        let p = got[0].as_ref().unwrap();
+        assert_eq!(p.fpdu, SeqRange::new(f1.start as u32, f1.end as u32));
+        assert_eq!((p.to, p.len), (BASE + 3000, 1500));
+        // The pieces skip the markers and carry the data.
+        let seg = &w.bytes[600..];
+        let mut got_data = Vec::new();
+        let mut to = p.to;
+        for piece in p.pieces() {
+            assert_eq!(piece.to, to);
+            for k in piece.bytes.clone() {
+                assert!((600 + k) % 512 >= 4, "a marker byte in a piece");
+            }
+            got_data.extend_from_slice(&seg[piece.bytes.clone()]);
+            to += piece.bytes.len() as u64;
+        }
+        assert_eq!(got_data, &data[..1500]);
+        assert!(p.pieces().count() >= 3);
+        // The segment from 0: the leading marker anchors FPDU 0.
+        st.rcv_nxt = u32::MAX - 3;
+        let got: Vec<_> = scan(&st, 0, &w.bytes).unwrap().collect();
+        assert_eq!(got.len(), 2);
+        let p = got[0].as_ref().unwrap();
+        let mut d = Vec::new();
+        for piece in p.pieces() {
+            d.extend_from_slice(&w.bytes[piece.bytes]);
+        }
+        assert_eq!(d, data);
+        // A marker whose FPDUPTR was changed.
+        st.rcv_nxt = 0;
+        let mut bad = w.bytes.clone();
+        bad[1024 + 3] ^= 0x10;
+        // FPDU 0 (around the changed marker) is not placed; FPDU 1 still is.
+        let got: Vec<_> = scan(&st, 600, &bad[600..]).unwrap().collect();
+        assert!(got
+            .iter()
+            .flatten()
+            .all(|p| !placed_range_has(p.fpdu, 1024)));
+        assert_eq!(got.iter().flatten().count(), 1);
+        let mut bad = w.bytes.clone();
+        bad[512 + 2] ^= 0x01;
+        let got: Vec<_> = scan(&st, 4, &bad[4..])
+            .map(|s| s.collect())
+            .unwrap_or_default();
+        assert!(got.iter().flatten().all(|p| !placed_range_has(p.fpdu, 512)));
+        // Found from a known start, FPDU 0 with a changed marker.
+        let known = Stream {
+            rcv_nxt: u32::MAX - 3,
+            next_fpdu: Some(0),
+            ..st
+        };
+        let mut bad = w.bytes.clone();
+        bad[1536 + 3] ^= 0x10;
+        let got: Vec<_> = scan(&known, 0, &bad).unwrap().collect();
+        assert_eq!(
+            got,
+            [Err(Refused {
+                reason: Refusal::MarkerInconsistent,
+                fpdu: None
+            })]
+        );
+        // Its low two bits are ignored by the marker check, but the CRC
+        // covers them.
+        let mut bad = w.bytes.clone();
+        bad[1536 + 3] ^= 0x03;
+        let got: Vec<_> = scan(&known, 0, &bad).unwrap().collect();
+        assert_eq!(got[0].as_ref().unwrap_err().reason, Refusal::BadCrc);
+        // An FPDU never starts just after a marker position: the marker
+        // opens it.
+        assert_eq!(scan(&st, 4, &w.bytes[4..]).unwrap().count(), 1);
+        assert_eq!(
+            scan(&st, 4, &w.bytes[4..w.fpdus[0].end]).err(),
+            Some(Refusal::NoFpduStart)
+        );
+        assert_eq!(
+            scan(&st, 516, &w.bytes[516..1000]).err(),
+            Some(Refusal::NotAligned)
+        );
+        // A marker pointing at another marker position.
+        let mut bad = w.bytes.clone();
+        bad[1536 + 2..1536 + 4].copy_from_slice(&512u16.to_be_bytes());
+        assert_eq!(
+            scan(&st, 600, &bad[600..]).err(),
+            Some(Refusal::MarkerInconsistent)
+        );
+        // Segments between two markers that start inside an FPDU: no start.
+        assert!(scan(&st, 516, &w.bytes[516..1020]).is_err());
+        // The segment holding FPDU 0's middle only: the markers point back.
+        assert_eq!(
+            scan(&st, 600, &w.bytes[600..2000]).err(),
+            Some(Refusal::NoFpduStart)
+        );
+    }
+
+    #[test]
+    fn assumed_start_falls_back_to_the_marker() {
+        // FPDU 0 (leading marker, 124 bytes) and FPDU 1 (120 bytes) lie
+        // between two markers; FPDU 2 holds the marker at 512.
+        let (ulpdus, _) = writes(&[100, 100, 3000], 21);
+        let w = encode(CRC_MARKERS, 0, &ulpdus);
+        assert_eq!((w.fpdus[1].start, w.fpdus[2].start), (124, 244));
+        let mut st = stream(0, CRC_MARKERS);
+        st.next_fpdu = None;
+        // From FPDU 1: the assumed start leads to the marker's FPDU.
+        let got: Vec<_> = scan(&st, 124, &w.bytes[124..]).unwrap().collect();
+        assert_eq!(got.len(), 2);
+        assert!(got.iter().all(|g| g.is_ok()));
+        // FPDU 1 corrupted: only the marker's FPDU is placed.
+        let mut bad = w.bytes.clone();
+        bad[200] ^= 1;
+        let got: Vec<_> = scan(&st, 124, &bad[124..]).unwrap().collect();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].as_ref().unwrap().fpdu.start, 244);
+        // A Read Response needs local write.
+        let rr = tagged(Opcode::ReadResponse, STAG, BASE + 8, true, &[5; 64]);
+        let w = encode(CRC_MARKERS, 124, &[rr]);
+        let p = scan(&st, 124, &w.bytes).unwrap().next().unwrap().unwrap();
+        let sink = Region {
+            remote_write: false,
+            local_write: true,
+            ..region()
+        };
+        assert_eq!(sink.check_placement(&p), Ok(8));
+        assert_eq!(region().check_placement(&p), Err(AccessError::NoAccess));
+    }
+
+    #[test]
+    fn region_edges() {
+        let r = Region {
+            stag: 5,
+            base_to: 1000,
+            len: 100,
+            remote_write: true,
+            local_write: false,
+        };
+        let w = Need::RemoteWrite;
+        assert_eq!(r.check(5, 1000, 100, w), Ok(0));
+        assert_eq!(r.check(5, 1099, 1, w), Ok(99));
+        assert_eq!(r.check(5, 1099, 2, w), Err(AccessError::Bounds));
+        assert_eq!(r.check(5, 1100, 1, w), Err(AccessError::Bounds));
+        assert_eq!(r.check(5, 999, 1, w), Err(AccessError::Bounds));
+        assert_eq!(r.check(5, 1000, 101, w), Err(AccessError::Bounds));
+        // Zero length: anywhere from the first byte to just past the last.
+        assert_eq!(r.check(5, 1000, 0, w), Ok(0));
+        assert_eq!(r.check(5, 1100, 0, w), Ok(100));
+        assert_eq!(r.check(5, 1101, 0, w), Err(AccessError::Bounds));
+        assert_eq!(r.check(5, 999, 0, w), Err(AccessError::Bounds));
+        // TO + len overflows.
+        assert_eq!(r.check(5, u64::MAX, 1, w), Err(AccessError::ToWrap));
+        assert_eq!(r.check(5, u64::MAX - 9, 11, w), Err(AccessError::ToWrap));
+        assert_eq!(r.check(5, u64::MAX - 10, 10, w), Err(AccessError::Bounds));
+        // STag and access.
+        assert_eq!(r.check(6, 1000, 1, w), Err(AccessError::WrongStag));
+        assert_eq!(
+            r.check(5, 1000, 1, Need::LocalWrite),
+            Err(AccessError::NoAccess)
+        );
+        // An empty region; one whose end passes 2^64.
+        let e = Region { len: 0, ..r };
+        assert_eq!(e.check(5, 1000, 0, w), Ok(0));
+        assert_eq!(e.check(5, 1000, 1, w), Err(AccessError::Bounds));
+        let top = Region {
+            base_to: u64::MAX - 10,
+            len: 100,
+            ..r
+        };
+        assert_eq!(top.check(5, u64::MAX - 10, 10, w), Ok(0));
+        assert_eq!(top.check(5, u64::MAX - 1, 1, w), Ok(9));
+        assert_eq!(top.check(5, u64::MAX - 1, 2, w), Err(AccessError::ToWrap));
+        assert_eq!(top.check(5, u64::MAX, 0, w), Ok(10));
+    }
+
+    #[test]
+    fn placed_set_merges_and_queries() {
+        let mut s = PlacedSet::<4>::new(100);
+        assert!(s.is_empty());
+        s.insert(SeqRange::new(200, 300)).unwrap();
+        s.insert(SeqRange::new(400, 500)).unwrap();
+        s.insert(SeqRange::new(300, 350)).unwrap(); // touches: merges
+        assert_eq!(
+            s.ranges(),
+            &[SeqRange::new(200, 350), SeqRange::new(400, 500)]
+        );
+        s.insert(SeqRange::new(340, 410)).unwrap(); // bridges both
+        assert_eq!(s.ranges(), &[SeqRange::new(200, 500)]);
+        s.insert(SeqRange::new(150, 160)).unwrap();
+        s.insert(SeqRange::new(600, 700)).unwrap();
+        s.insert(SeqRange::new(800, 900)).unwrap();
+        assert!(s.is_full());
+        // Full: a range touching nothing is refused, the set unchanged.
+        let before = s.ranges().to_vec();
+        assert_eq!(s.insert(SeqRange::new(1000, 1100)), Err(SetError::Full));
+        assert_eq!(s.insert(SeqRange::new(520, 530)), Err(SetError::Full));
+        assert_eq!(s.ranges(), &before[..]);
+        // ... but one that merges still goes in.
+        s.insert(SeqRange::new(700, 800)).unwrap();
+        assert_eq!(s.len(), 3);
+        assert!(s.contains(SeqRange::new(200, 500)));
+        assert!(s.contains(SeqRange::new(650, 900)));
+        assert!(!s.contains(SeqRange::new(499, 501)));
+        assert!(!s.contains(SeqRange::new(160, 200)));
+        assert!(!s.contains(SeqRange::new(300, 300)));
+        assert!(s.overlaps(SeqRange::new(499, 501)));
+        assert!(!s.overlaps(SeqRange::new(500, 600)));
+        // Refused ranges.
+        assert_eq!(s.insert(SeqRange::new(5, 5)), Err(SetError::Empty));
+        assert_eq!(s.insert(SeqRange::new(50, 120)), Err(SetError::Behind));
+        assert_eq!(s.insert(SeqRange::new(120, 110)), Err(SetError::TooFar));
+        assert_eq!(
+            s.insert(SeqRange::new(200, 100u32.wrapping_add(MAX_WINDOW) + 1)),
+            Err(SetError::TooFar)
+        );
+        // Advance: drops, cuts.
+        s.advance(250);
+        assert_eq!(s.floor(), 250);
+        assert_eq!(
+            s.ranges(),
+            &[SeqRange::new(250, 500), SeqRange::new(600, 900)]
+        );
+        s.advance(100); // behind: ignored
+        assert_eq!(s.floor(), 250);
+        s.advance(600);
+        assert_eq!(s.ranges(), &[SeqRange::new(600, 900)]);
+        s.advance(900);
+        assert!(s.is_empty());
+        // N = 0 records nothing.
+        let mut z = PlacedSet::<0>::new(0);
+        assert_eq!(z.insert(SeqRange::new(1, 2)), Err(SetError::Full));
+    }
+
+    #[test]
+    fn placed_set_wraps() {
+        let floor = u32::MAX - 1000;
+        let mut s = PlacedSet::<32>::new(floor);
+        s.insert(SeqRange::new(u32::MAX - 100, 50)).unwrap();
+        s.insert(SeqRange::new(50, 300)).unwrap();
+        s.insert(SeqRange::new(u32::MAX - 500, u32::MAX - 400))
+            .unwrap();
+        assert_eq!(
+            s.ranges(),
+            &[
+                SeqRange::new(u32::MAX - 500, u32::MAX - 400),
+                SeqRange::new(u32::MAX - 100, 300)
+            ]
+        );
+        assert!(s.contains(SeqRange::new(u32::MAX, 10)));
+        assert!(!s.contains(SeqRange::new(u32::MAX - 401, 10)));
+        assert!(before(u32::MAX, 5) && after(5, u32::MAX));
+        s.advance(20);
+        assert_eq!(s.ranges(), &[SeqRange::new(20, 300)]);
+        assert!(!s.contains(SeqRange::new(10, 30)));
+        // Many small ranges, in any order, merge into one.
+        let mut s = PlacedSet::<32>::new(u32::MAX - 4096);
+        let order = shuffled(64, 3);
+        for &i in &order {
+            let a = (u32::MAX - 4096).wrapping_add(i as u32 * 128);
+            let _ = s.insert(SeqRange::new(a, a.wrapping_add(128)));
+        }
+        // With 32 entries some inserts may have been refused; never wrong.
+        for r in s.ranges() {
+            assert!(r.len() % 128 == 0);
+        }
+        for &i in &order {
+            let a = (u32::MAX - 4096).wrapping_add(i as u32 * 128);
+            let _ = s.insert(SeqRange::new(a, a.wrapping_add(128)));
+        }
+        assert_eq!(
+            s.ranges(),
+            &[SeqRange::new(
+                u32::MAX - 4096,
+                4096u32.wrapping_sub(4097).wrapping_add(4096)
+            )]
+        );
+    }
+}
