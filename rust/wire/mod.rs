@@ -13,6 +13,7 @@ pub mod crc32c;
 pub mod ddp;
 pub mod ipv4;
 pub mod mpa;
+pub mod ooo;
 pub mod rdmap;
 pub mod spec;
 pub mod startup;
