@@ -38,6 +38,7 @@ use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+use zcddp::median;
 
 const DEFAULT_PORT: u16 = 5301;
 const OP_PINGPONG: u8 = 1;
@@ -506,19 +507,6 @@ struct BwRow {
     tx_pages_by_ref: u64,
     tx_bytes_copied: u64,
     tx_cow_faults: u64,
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let m = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    }
 }
 
 fn latency(s: &mut TcpStream, mode: Mode, size: usize, iters: u64) -> io::Result<LatRow> {

@@ -570,6 +570,20 @@ mod tests {
     }
 }
 
+/// The median of `v` (sorted in place; 0 when empty).
+pub fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
 /// Two big-endian words at the start of `b` (a tool's 16-byte message).
 pub fn put_words(b: &mut [u8], a: u64, c: u64) {
     b[0..8].copy_from_slice(&a.to_be_bytes());
