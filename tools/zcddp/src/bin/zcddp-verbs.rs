@@ -16,9 +16,26 @@
 //! (pattern 'C', checked) and RDMA-Writes pattern 'V' into it, which the
 //! peer checks; the peer's last Send says whether all its checks passed.
 //! Exit status 0 only when every check on both sides passed.
+//!
+//! With `-L ITERS` and/or `-B SECONDS` it runs the timing modes instead
+//! (siw_verbs.c takes the same flags and describes the exchange): the MPA
+//! initiator (`-c`) leads and prints `zcddp-verbs: result OP BYTES VALUE
+//! UNIT` lines, the responder answers. Send latency: half the round trip
+//! of a Send of SIZE bytes answered by one, each receive waited for in
+//! `poll_cq` with a timeout (the kernel sleeps until it comes); Write
+//! latency: half the round trip of an RDMA Write of SIZE bytes answered by
+//! one, the last byte of the region watched while polling the completion
+//! queue without waiting (which feeds zcddp's parser), as `zcbench ddp`
+//! and `ib_write_lat` do; Write bandwidth: RDMA Writes back to back for
+//! SECONDS (a window of 16 outstanding), then a Send the peer answers on
+//! its arrival; the bytes over the time from the first post to that
+//! answer. Every received buffer's last state is hashed against the
+//! seeded patterns on both sides.
 
+use std::collections::VecDeque;
 use std::net::TcpStream;
-use zcddp::{Mr, SendWr};
+use std::time::{Duration, Instant};
+use zcddp::{median, Cqe, Mr, SendWr};
 
 const WAIT_MS: u32 = 20000;
 const MSG_LEN: usize = 32;
@@ -33,6 +50,10 @@ struct Opts {
     size: usize,
     seed: u64,
     flags: u32,
+    /// `-L ITERS`: latency iterations (0: none).
+    lat: u64,
+    /// `-B SECONDS`: bandwidth seconds (0: none).
+    bw: f64,
 }
 
 fn parse() -> Result<Opts, String> {
@@ -41,6 +62,8 @@ fn parse() -> Result<Opts, String> {
         size: 65536,
         seed: 1,
         flags: 0,
+        lat: 0,
+        bw: 0.0,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -51,11 +74,16 @@ fn parse() -> Result<Opts, String> {
             "-S" => o.size = zcddp::num_arg(args.next(), "-S SIZE")?,
             "-r" => o.seed = zcddp::num_arg(args.next(), "-r SEED")?,
             "--crc" => o.flags |= zcddp::F_CRC,
+            "-L" => o.lat = zcddp::num_arg(args.next(), "-L ITERS")?,
+            "-B" => o.bw = zcddp::num_arg(args.next(), "-B SECONDS")?,
             _ => return Err(format!("unknown argument {a}")),
         }
     }
     if o.size == 0 || o.size > 1 << 30 {
         return Err(format!("-S {}: 1 B to 1 GiB", o.size));
+    }
+    if !(0.0..=3600.0).contains(&o.bw) || o.lat > 1_000_000 {
+        return Err("-L ITERS up to 10^6, -B SECONDS up to 3600".into());
     }
     Ok(o)
 }
@@ -234,6 +262,12 @@ fn run(s: &TcpStream, o: &Opts, initiator: bool) -> Result<(), String> {
     if fin.ty != T_FIN {
         return Err(format!("bad FIN: {fin:?}"));
     }
+    verdict(ok, fin)
+}
+
+/// The end of a run: siw's verdict (its FIN) printed, `Ok` only when it
+/// and this side's checks (`ok`) passed.
+fn verdict(ok: bool, fin: Msg) -> Result<(), String> {
     let peer_ok = fin.hash == 0;
     println!(
         "zcddp-verbs: siw's checks {}",
@@ -247,9 +281,430 @@ fn run(s: &TcpStream, o: &Opts, initiator: bool) -> Result<(), String> {
     }
 }
 
+// The timing modes (`-L`, `-B`): siw_verbs.c has the exchange.
+const RING: usize = 4;
+const WINDOW: usize = 16;
+const T_READY: u32 = 5;
+const T_DONE_BW: u32 = 6;
+const T_ACK: u32 = 7;
+/// In the ADV's hash word: a bandwidth phase follows (the low bits: the
+/// latency iterations), so that both sides agree on the modes.
+const BW_FLAG: u64 = 1 << 63;
+
+/// The latency Writes' last byte: never 0 (the regions start zeroed),
+/// never the same twice in a row.
+fn tag(i: u64) -> u8 {
+    (i % 255) as u8 + 1
+}
+
+/// The hash of `n` bytes of pattern `tag` with the last byte `last`.
+fn tagged_hash(n: usize, seed: u64, tag: u8, last: u8) -> u64 {
+    let mut b = vec![0u8; n];
+    gen(&mut b, seed, tag);
+    b[n - 1] = last;
+    fnv(&b)
+}
+
+/// One connection's completions: receives kept in order until asked
+/// for, send completions counted (every work request is signaled).
+struct Cq<'s> {
+    s: &'s TcpStream,
+    recvs: VecDeque<Cqe>,
+    outstanding: usize,
+}
+
+impl Cq<'_> {
+    /// Polls, waiting up to `timeout_ms` for the first: how many came.
+    fn poll(&mut self, timeout_ms: u32) -> Result<usize, String> {
+        let cs = zcddp::poll_cq(self.s, 64, timeout_ms).map_err(e("poll"))?;
+        for c in &cs {
+            if c.status != zcddp::WC_SUCCESS {
+                return Err(format!(
+                    "completion of opcode {} failed: status {}",
+                    c.opcode, c.status
+                ));
+            }
+            if c.opcode == zcddp::WC_RECV {
+                self.recvs.push_back(*c);
+            } else {
+                self.outstanding = self.outstanding.saturating_sub(1);
+            }
+        }
+        Ok(cs.len())
+    }
+
+    /// Posts with at most `WINDOW` outstanding, polling while the send
+    /// queue (`ENOMEM`) or the completion queue (`ENOSPC`) is full.
+    fn post(&mut self, w: &SendWr) -> Result<(), String> {
+        while self.outstanding >= WINDOW {
+            if self.poll(WAIT_MS)? == 0 {
+                return Err("no send completion".into());
+            }
+        }
+        loop {
+            match zcddp::post_send(self.s, w) {
+                Ok(()) => {
+                    self.outstanding += 1;
+                    return Ok(());
+                }
+                Err(x) if matches!(x.raw_os_error(), Some(12) | Some(28)) => {
+                    if self.poll(WAIT_MS)? == 0 {
+                        return Err(format!("post: {x}, and no completion"));
+                    }
+                }
+                Err(x) => return Err(format!("post: {x}")),
+            }
+        }
+    }
+
+    /// The next receive, waited for up to `limit`.
+    fn recv(&mut self, what: &str, limit: Duration) -> Result<Cqe, String> {
+        let t = Instant::now();
+        loop {
+            if let Some(c) = self.recvs.pop_front() {
+                return Ok(c);
+            }
+            if self.poll(WAIT_MS)? == 0 && t.elapsed() > limit {
+                return Err(format!("{what}: nothing received"));
+            }
+        }
+    }
+
+    fn drain(&mut self) -> Result<(), String> {
+        while self.outstanding > 0 {
+            if self.poll(WAIT_MS)? == 0 {
+                return Err(format!("{} send completions missing", self.outstanding));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The timing modes' buffers: a ring of receives (each large enough for
+/// a Send of SIZE), message slots, the Send source (pattern 'T'), the
+/// Write source (pattern 'V') and the region the peer Writes into.
+struct Timer<'s> {
+    s: &'s TcpStream,
+    cq: Cq<'s>,
+    size: usize,
+    seed: u64,
+    slot: usize,
+    rx: Mr<'s, TcpStream>,
+    smsg: Mr<'s, TcpStream>,
+    next_msg: usize,
+    sdata: Mr<'s, TcpStream>,
+    src: Mr<'s, TcpStream>,
+    region: Mr<'s, TcpStream>,
+    peer: (u64, u32),
+}
+
+impl<'s> Timer<'s> {
+    fn new(s: &'s TcpStream, o: &Opts) -> Result<Self, String> {
+        let size = o.size;
+        let slot = size.max(MSG_LEN);
+        let lw = zcddp::ACCESS_LOCAL_WRITE;
+        let rw = lw | zcddp::ACCESS_REMOTE_WRITE;
+        let mut t = Timer {
+            s,
+            cq: Cq {
+                s,
+                recvs: VecDeque::new(),
+                outstanding: 0,
+            },
+            size,
+            seed: o.seed,
+            slot,
+            rx: Mr::new(s, RING * slot, lw).map_err(e("reg receives"))?,
+            smsg: Mr::new(s, RING * MSG_LEN, 0).map_err(e("reg send msgs"))?,
+            next_msg: 0,
+            sdata: Mr::new(s, size, 0).map_err(e("reg send data"))?,
+            src: Mr::new(s, size, 0).map_err(e("reg write source"))?,
+            region: Mr::new(s, size, rw).map_err(e("reg region"))?,
+            peer: (0, 0),
+        };
+        gen(t.sdata.bytes_mut(), o.seed, b'T');
+        gen(t.src.bytes_mut(), o.seed, b'V');
+        for i in 0..RING {
+            t.repost(i as u64)?;
+        }
+        Ok(t)
+    }
+
+    fn repost(&self, i: u64) -> Result<(), String> {
+        let off = i as usize * self.slot;
+        zcddp::post_recv(self.s, i, &self.rx, off, self.slot as u32).map_err(e("post recv"))
+    }
+
+    /// The received bytes of completion `c`.
+    fn got(&self, c: &Cqe) -> &[u8] {
+        let off = c.wr_id as usize * self.slot;
+        self.rx
+            .bytes()
+            .get(off..off + (c.byte_len as usize).min(self.slot))
+            .unwrap_or(&[])
+    }
+
+    /// Sends a message (from one of `RING` slots in turn: one in flight
+    /// is not overwritten by the next).
+    fn msg(&mut self, m: Msg) -> Result<(), String> {
+        let off = self.next_msg * MSG_LEN;
+        self.next_msg = (self.next_msg + 1) % RING;
+        m.put(&mut self.smsg.bytes_mut()[off..off + MSG_LEN]);
+        self.post(
+            zcddp::WR_SEND,
+            self.smsg.addr() + off as u64,
+            MSG_LEN,
+            self.smsg.stag(),
+        )
+    }
+
+    /// Waits for a message of type `ty`, reposts its receive.
+    fn want(&mut self, ty: u32, limit: Duration) -> Result<Msg, String> {
+        let c = self.cq.recv(&format!("receive message {ty}"), limit)?;
+        if c.byte_len as usize != MSG_LEN {
+            return Err(format!(
+                "a Send of {} bytes, message {ty} expected",
+                c.byte_len
+            ));
+        }
+        let m = Msg::get(self.got(&c));
+        self.repost(c.wr_id)?;
+        if m.ty != ty {
+            return Err(format!("message {m:?}, type {ty} expected"));
+        }
+        Ok(m)
+    }
+
+    /// Exchanges `m` for the peer's message of its type, the MPA
+    /// initiator's first.
+    fn swap(&mut self, initiator: bool, m: Msg, limit: Duration) -> Result<Msg, String> {
+        if initiator {
+            self.msg(m)?;
+        }
+        let peer = self.want(m.ty, limit)?;
+        if !initiator {
+            self.msg(m)?;
+        }
+        Ok(peer)
+    }
+
+    /// Posts a signaled `opcode` of `len` bytes at `addr` (in `lkey`),
+    /// a Write to the peer's region.
+    fn post(&mut self, opcode: u32, addr: u64, len: usize, lkey: u32) -> Result<(), String> {
+        let w = SendWr {
+            opcode,
+            flags: zcddp::SEND_SIGNALED,
+            addr,
+            len: len as u32,
+            lkey,
+            raddr: self.peer.0,
+            rkey: self.peer.1,
+            ..SendWr::default()
+        };
+        self.cq.post(&w)
+    }
+
+    fn send_data(&mut self) -> Result<(), String> {
+        self.post(
+            zcddp::WR_SEND,
+            self.sdata.addr(),
+            self.size,
+            self.sdata.stag(),
+        )
+    }
+
+    /// Waits for the peer's data Send; on `last`, checks its bytes
+    /// (pattern 'S').
+    fn recv_data(&mut self, last: bool, ok: &mut bool) -> Result<(), String> {
+        let c = self
+            .cq
+            .recv("receive a data Send", Duration::from_millis(WAIT_MS.into()))?;
+        if c.byte_len as usize != self.size {
+            return Err(format!(
+                "a Send of {} bytes, {} expected",
+                c.byte_len, self.size
+            ));
+        }
+        if last {
+            *ok &= check(
+                "the last Send from siw",
+                fnv(self.got(&c)),
+                pattern_hash(self.size, self.seed, b'S'),
+            );
+        }
+        self.repost(c.wr_id)
+    }
+
+    fn write(&mut self, tag: u8) -> Result<(), String> {
+        self.src.bytes_mut()[self.size - 1] = tag;
+        self.post(zcddp::WR_WRITE, self.src.addr(), self.size, self.src.stag())
+    }
+
+    /// Spins until the region's last byte is `tag`, polling the
+    /// completion queue without waiting (which feeds zcddp's parser).
+    fn watch(&mut self, tag: u8) -> Result<(), String> {
+        let t = Instant::now();
+        let mut n = 0u32;
+        while std::hint::black_box(self.region.bytes())[self.size - 1] != tag {
+            self.cq.poll(0)?;
+            n = n.wrapping_add(1);
+            if n % 1024 == 0 && t.elapsed() > Duration::from_millis(WAIT_MS.into()) {
+                return Err(format!("no RDMA Write with last byte {tag}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn print_lat(op: &str, size: usize, mut us: Vec<f64>) {
+    let mean = us.iter().sum::<f64>() / us.len().max(1) as f64;
+    let n = us.len();
+    let med = median(&mut us);
+    println!("zcddp-verbs: {op} {size} B: median {med:.2} us, mean {mean:.2} us, {n} iterations");
+    println!("zcddp-verbs: result {op} {size} {med:.3} us");
+}
+
+fn timing(s: &TcpStream, o: &Opts, initiator: bool) -> Result<(), String> {
+    let mut t = Timer::new(s, o)?;
+    let size = o.size;
+    let wait = Duration::from_millis(WAIT_MS.into());
+    zcddp::start_as(s, initiator, o.flags)?;
+    let info = zcddp::info(s).map_err(e("info"))?;
+    println!(
+        "zcddp-verbs: connected, rev={} crc={} ird={} ord={}, {size} bytes, seed {}, {} latency iterations, {} s bandwidth, {}",
+        info.revision,
+        info.crc as u8,
+        info.ird,
+        info.ord,
+        o.seed,
+        o.lat,
+        o.bw,
+        if initiator { "leading" } else { "answering" }
+    );
+    let modes = o.lat | if o.bw > 0.0 { BW_FLAG } else { 0 };
+    let adv = Msg {
+        ty: T_ADV,
+        rkey: t.region.stag(),
+        addr: t.region.addr(),
+        len: size as u64,
+        hash: modes,
+    };
+    let peer = t.swap(initiator, adv, wait)?;
+    if peer.len != size as u64 || peer.hash != modes {
+        return Err(format!(
+            "the peer runs size {} modes {:x}, this side {size} {modes:x}",
+            peer.len, peer.hash
+        ));
+    }
+    t.peer = (peer.addr, peer.rkey);
+    let mut ok = true;
+
+    if o.lat > 0 {
+        let mut us = Vec::with_capacity(o.lat as usize);
+        for i in 0..o.lat {
+            let last = i + 1 == o.lat;
+            let t0 = Instant::now();
+            if initiator {
+                t.send_data()?;
+                t.recv_data(last, &mut ok)?;
+                us.push(t0.elapsed().as_secs_f64() * 1e6 / 2.0);
+            } else {
+                t.recv_data(last, &mut ok)?;
+                t.send_data()?;
+            }
+        }
+        if initiator {
+            print_lat("send_lat", size, us);
+        }
+        let mut us = Vec::with_capacity(o.lat as usize);
+        for i in 0..o.lat {
+            let t0 = Instant::now();
+            if initiator {
+                t.write(tag(i))?;
+                t.watch(tag(i))?;
+                us.push(t0.elapsed().as_secs_f64() * 1e6 / 2.0);
+            } else {
+                t.watch(tag(i))?;
+                t.write(tag(i))?;
+            }
+        }
+        ok &= check(
+            "siw's last latency RDMA Write into zcddp's region",
+            fnv(t.region.bytes()),
+            tagged_hash(size, o.seed, b'W', tag(o.lat - 1)),
+        );
+        if initiator {
+            print_lat("write_lat", size, us);
+        }
+        t.cq.drain()?;
+    }
+
+    if o.bw > 0.0 {
+        gen(t.src.bytes_mut(), o.seed, b'V');
+        if initiator {
+            t.want(T_READY, wait)?;
+            let hash = fnv(t.src.bytes());
+            let t0 = Instant::now();
+            let mut n = 0u64;
+            while n == 0 || t0.elapsed().as_secs_f64() < o.bw {
+                t.write(t.src.bytes()[size - 1])?;
+                n += 1;
+            }
+            t.msg(Msg {
+                ty: T_DONE_BW,
+                len: n,
+                hash,
+                ..Msg::default()
+            })?;
+            t.want(T_ACK, wait)?;
+            let secs = t0.elapsed().as_secs_f64();
+            let mbs = (n * size as u64) as f64 / secs / 1e6;
+            println!(
+                "zcddp-verbs: write_bw {size} B: {n} RDMA Writes in {secs:.3} s (to siw's answer), {mbs:.3} MB/s"
+            );
+            println!("zcddp-verbs: result write_bw {size} {mbs:.3} MB/s");
+        } else {
+            t.region.bytes_mut().fill(0);
+            t.msg(Msg {
+                ty: T_READY,
+                ..Msg::default()
+            })?;
+            let limit = Duration::from_secs_f64(o.bw * 10.0 + 60.0);
+            let done = t.want(T_DONE_BW, limit)?;
+            t.msg(Msg {
+                ty: T_ACK,
+                ..Msg::default()
+            })?;
+            println!("zcddp-verbs: {} RDMA Writes of {size} B received", done.len);
+            let want = pattern_hash(size, o.seed, b'W');
+            ok &= check(
+                "siw's bandwidth RDMA Writes into zcddp's region",
+                fnv(t.region.bytes()),
+                want,
+            );
+            ok &= check("  their hash as siw sent it", done.hash, want);
+        }
+        t.cq.drain()?;
+    }
+
+    // The verdicts, the MPA initiator's first.
+    let fin = Msg {
+        ty: T_FIN,
+        hash: u64::from(!ok),
+        ..Msg::default()
+    };
+    let peer_fin = t.swap(initiator, fin, wait)?;
+    t.cq.drain()?;
+    verdict(ok, peer_fin)
+}
+
 fn main() -> std::process::ExitCode {
     zcddp::tool_main("zcddp-verbs", parse, |o| {
-        o.side.run(|s| run(s, o, false), |s| run(s, o, true))
+        if o.lat > 0 || o.bw > 0.0 {
+            o.side.run(|s| timing(s, o, false), |s| timing(s, o, true))
+        } else {
+            o.side.run(|s| run(s, o, false), |s| run(s, o, true))
+        }
     })
 }
 
@@ -262,6 +717,16 @@ mod tests {
     fn patterns_match_siw_verbs() {
         assert_eq!(pattern_hash(4096, 1, b'Z'), 0x7c32_6866_8f36_ec67);
         assert_eq!(pattern_hash(64, 7, b'C'), 0xcb5e_3e37_f150_5c91);
+    }
+
+    #[test]
+    fn tags() {
+        assert_eq!((tag(0), tag(254), tag(255)), (1, 255, 1));
+        assert!((0..1000).all(|i| tag(i) != 0 && tag(i) != tag(i + 1)));
+        let mut b = vec![0u8; 16];
+        gen(&mut b, 3, b'W');
+        b[15] = 9;
+        assert_eq!(tagged_hash(16, 3, b'W', 9), fnv(&b));
     }
 
     #[test]
