@@ -18,7 +18,8 @@
 #                    9000) and stacked zcfrag, with and without zcsock, plus a
 #                    per-packet cost model (virtio2 on the tap wire: 2 queue pairs)
 #   make bench-ddp   zcddp (Send/Write/Read latency, Write bandwidth) against
-#                    siw (perftest), zcddp <-> siw (rping) and plain TCP (veth)
+#                    siw (perftest), zcddp <-> siw (zcddp-verbs/siw_verbs timing,
+#                    rping) and plain TCP (veth)
 #   make baselines   build tcp_mmap and msg_zerocopy, unmodified, from the
 #                    kernel source (into out/baselines)
 #   make fuzz        cargo fuzz the wire codecs (rust/wire) for a bounded time

@@ -42,29 +42,35 @@ def main():
         head.get("kernel", "?"), head.get("flavour", "?"), head.get("accel", "?"), head.get("cpus", "?")))
     tlat = {r["bytes"]: r["median_us"] for r in (tcp or {}).get("latency", [])}
     dlat = {(r["op"], r["bytes"]): r["median_us"] for r in (ddp or {}).get("latency", [])}
-    sizes = sorted(set(tlat) | {s for _, s in dlat} | {s for p, o, s in runs if o == "write_lat"})
+    sizes = sorted(set(tlat) | {s for _, s in dlat} | {s for p, o, s in runs if o in ("write_lat", "send_lat")})
     print("latency, median us (tcp, send, write: half round trip; read: the whole Read;"
-          " siw: ib_write_lat t_typical)")
-    print("{:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>12}".format(
-        "bytes", "tcp", "send", "write", "read", "siw_write", "write/siw", "write/tcp"))
+          " siw: ib_write_lat t_typical; zs_*: zcddp-verbs to siw_verbs, half round trip)")
+    print("{:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>12} {:>12}".format(
+        "bytes", "tcp", "send", "write", "read", "siw_write", "zs_send", "zs_write",
+        "write/siw", "zs_write/siw", "write/tcp"))
     for s in sizes:
         w = dlat.get(("write", s))
         sw = runs.get(("siw", "write_lat", s))
-        print("{:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>12}".format(
+        zw = runs.get(("zcddp-siw", "write_lat", s))
+        print("{:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>12} {:>12}".format(
             s, fmt(tlat.get(s)), fmt(dlat.get(("send", s))), fmt(w), fmt(dlat.get(("read", s))),
-            fmt(sw), fmt(ratio(w, sw), "{:.2f}"), fmt(ratio(w, tlat.get(s)), "{:.2f}")))
+            fmt(sw), fmt(runs.get(("zcddp-siw", "send_lat", s))), fmt(zw),
+            fmt(ratio(w, sw), "{:.2f}"), fmt(ratio(zw, sw), "{:.2f}"),
+            fmt(ratio(w, tlat.get(s)), "{:.2f}")))
     tbw = {r["write"]: r["mbytes_per_s"] for r in (tcp or {}).get("bandwidth", [])}
     dbw = {r["write"]: r["mbytes_per_s"] for r in (ddp or {}).get("bandwidth", [])}
     sizes = sorted(set(tbw) | set(dbw) | {s for p, o, s in runs if o == "write_bw"})
-    print("bandwidth, MB/s (10^6 bytes; tcp: stream writes; zcddp and siw: RDMA Writes)")
-    print("{:>9} {:>9} {:>9} {:>9} {:>12} {:>12}".format(
-        "bytes", "tcp", "zcddp", "siw", "zcddp/siw", "zcddp/tcp"))
+    print("bandwidth, MB/s (10^6 bytes; tcp: stream writes; zcddp, siw and zcddp-siw:"
+          " RDMA Writes)")
+    print("{:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>15} {:>12}".format(
+        "bytes", "tcp", "zcddp", "siw", "zcddp-siw", "zcddp/siw", "zcddp-siw/siw", "zcddp/tcp"))
     for s in sizes:
         z = dbw.get(s)
         sw = runs.get(("siw", "write_bw", s))
-        print("{:>9} {:>9} {:>9} {:>9} {:>12} {:>12}".format(
-            s, fmt(tbw.get(s)), fmt(z), fmt(sw), fmt(ratio(z, sw), "{:.2f}"),
-            fmt(ratio(z, tbw.get(s)), "{:.2f}")))
+        zs = runs.get(("zcddp-siw", "write_bw", s))
+        print("{:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>15} {:>12}".format(
+            s, fmt(tbw.get(s)), fmt(z), fmt(sw), fmt(zs), fmt(ratio(z, sw), "{:.2f}"),
+            fmt(ratio(zs, sw), "{:.2f}"), fmt(ratio(z, tbw.get(s)), "{:.2f}")))
     paths = ["zcddp-zcddp", "zcddp-siw", "siw-zcddp", "siw-siw"]
     sizes = sorted({s for p, o, s in runs if o == "rping_iter"})
     if sizes:

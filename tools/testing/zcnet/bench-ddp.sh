@@ -10,12 +10,19 @@
 #   siw        perftest on soft-iWARP both sides (rdma_cm, -R):
 #              ib_write_lat (t_typical, its median) and ib_write_bw, on a
 #              veth pair of their own (see below)
+#   zcddp-siw  zcddp-verbs -c (zcddp, leading) with siw_verbs -s (rdma-core
+#              on siw) in their timing modes (-L, -B; siw_verbs.c has the
+#              exchange): Send latency (half round trip of a Send answered
+#              by a Send), RDMA Write latency (half round trip of a Write
+#              answered by a Write, each side watching the last byte of
+#              its region), RDMA Write bandwidth (Writes back to back, then
+#              a Send siw answers on arrival), each size's last buffers
+#              hashed on both sides
 #   rping      the rping iteration (Send, RDMA Read, Send, Send, RDMA
 #              Write, Send: zcddp-ping's and rping's sequence) zcddp-ping to
 #              zcddp-ping, zcddp-ping to rping on siw, rping to rping on
-#              siw: the only zcddp <-> siw pairing with a program on both
-#              sides (zcbench and perftest do not speak each other's
-#              control protocol)
+#              siw (zcbench and perftest do not speak each other's control
+#              protocol: zcddp <-> siw runs the programs above)
 # bench-ddp.py prints the medians side by side and the ratios. Results:
 # $ZCNET_ARTIFACTS (runs.tsv and the programs' own outputs).
 #
@@ -99,18 +106,25 @@ if modprobe -a siw rdma_ucm 2>/dev/null; then
 else
   echo "# no siw: siw columns empty"
 fi
+# says FILE TEXT PID: waits (10 s at most) until FILE holds TEXT, or PID
+# is gone (a listener on rdma_cm is no socket that ss shows).
+says() {
+  local i
+  for i in $(seq 200); do
+    grep -q "$2" "$1" && return 0
+    kill -0 "$3" 2>/dev/null || return 1
+    sleep 0.05
+  done
+  return 1
+}
 # perf TOOL SIZE ARGS: one perftest run, its result line. The server is
 # ready when it says it waits for the client (an rdma_cm listen is no
 # socket that ss shows).
 perf() {
-  local tool=$1 size=$2 port=18515 i; shift 2
+  local tool=$1 size=$2 port=18515; shift 2
   ip netns exec b timeout 120 "$tool" -d siwpb -R -p $port -s "$size" "$@" > "$out/$tool-$size.s" 2>&1 &
   local ps=$!
-  for i in $(seq 200); do
-    grep -q 'Waiting for client' "$out/$tool-$size.s" && break
-    kill -0 $ps 2>/dev/null || break
-    sleep 0.05
-  done
+  says "$out/$tool-$size.s" 'Waiting for client' $ps
   ip netns exec a timeout 120 "$tool" -d siwpa -R -p $port -s "$size" "$@" "$PB" > "$out/$tool-$size.c" 2>&1
   wait $ps
   # The result line: the size first, then numbers only.
@@ -141,6 +155,42 @@ if [ -n "$siw" ] && ! { ip netns exec a rdma link add siwa type siw netdev va &&
                         ip netns exec b rdma link add siwb type siw netdev vb; }; then
   echo "# no siw on va/vb: siw rping columns empty"
   siw=
+fi
+
+# zcddp-verbs -c in a with siw_verbs -s on siwb in b, timing modes, one
+# connection per size: -L for LAT_SIZES, -B for BW_SIZES (both where a
+# size is in both). The leader's "result" lines go to runs.tsv, and only
+# when both sides printed "all checked" (every check passed on each).
+bad=0
+vt() {
+  local size=$1 flags=$2 port=7175 rs rz
+  # shellcheck disable=SC2086 # flags are words
+  ip netns exec b timeout 300 siw_verbs -s -a "$B" -p $port -S "$size" -r 5 $flags > "$out/vt-$size.s" 2>&1 &
+  local ps=$!
+  says "$out/vt-$size.s" 'siw_verbs: listening' $ps
+  # shellcheck disable=SC2086
+  ip netns exec a timeout 300 zcddp-verbs -c -a "$B" -p $port -S "$size" -r 5 $flags > "$out/vt-$size.c" 2>&1
+  rz=$?
+  wait $ps
+  rs=$?
+  if [ $rz = 0 ] && [ $rs = 0 ] && grep -q '^zcddp-verbs: all checked' "$out/vt-$size.c" &&
+     grep -q '^siw_verbs: all checked' "$out/vt-$size.s"; then
+    awk '$1 == "zcddp-verbs:" && $2 == "result" { print $3, $4, $5, $6 }' "$out/vt-$size.c" |
+      while read -r op bytes value unit; do row zcddp-siw "$op" "$bytes" "$value" "$unit"; done
+    echo "# zcddp-siw $size ($flags): ok, checked on both sides"
+  else
+    echo "# zcddp-siw $size ($flags): FAILED (zcddp-verbs $rz, siw_verbs $rs)"
+    tail -n 4 "$out/vt-$size.c" "$out/vt-$size.s"
+    bad=1
+  fi
+}
+if [ -n "$siw" ]; then
+  for s in $(printf '%s\n' $LAT_SIZES $BW_SIZES | sort -n -u); do
+    f=
+    case " $LAT_SIZES " in *" $s "*) f="-L $ITERS" ;; esac
+    case " $BW_SIZES " in *" $s "*) f="$f -B $SECS" ;; esac
+    vt "$s" "$f"
+  done
 fi
 
 # The rping iteration: COUNT iterations of SIZE, its time per iteration.
@@ -175,3 +225,5 @@ for s in 64 65535; do
 done
 
 python3 "$Z/bench-ddp.py" "$out"
+# A zcddp <-> siw check that failed fails the run.
+exit $bad
