@@ -33,8 +33,12 @@ t_expect "guest $role: its driver is zcfrag" zcfrag "$(drv)"
 t_expect "guest $role: its MTU is zcfrag's" 4148 "$(ip netns exec "$NS" cat "/sys/class/net/$IF/mtu")"
 # The other guest binds its NIC in its own time: wait (bounded) for it.
 for _ in $(seq 600); do ip netns exec "$NS" ping -c 1 -W 1 "$PEER" >/dev/null 2>&1 && break; done
+# The UDP wire between the guests loses frames, in bursts (about 2% of the
+# trains in the 64 MiB below): once, all three of three pings' six
+# fragments each way were lost (2026-11-25, make check). ping succeeds on
+# any reply: nine pings, a reply to one of them.
 t_run "guest $role: 4028-byte pings to the other guest, fragments both ways" \
-  ip netns exec "$NS" ping -c 3 -i 0.2 -W 5 -s 4000 "$PEER"
+  ip netns exec "$NS" ping -c 9 -i 0.2 -W 5 -s 4000 "$PEER"
 
 # recv_stream PORT BYTES NAME: the seeded stream from the other guest, its
 # sha256 checked. send_stream PORT BYTES NAME: the seeded stream to it.
