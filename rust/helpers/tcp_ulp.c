@@ -970,9 +970,14 @@ void zcnet_helper_msg_advance(struct msghdr *msg, size_t n)
 	iov_iter_advance(&msg->msg_iter, n);
 }
 
-void zcnet_helper_tcp_ulp_clone_ref(void)
+void zcnet_helper_tcp_ulp_clone_init(struct sock *newsk)
 {
+	int fam = newsk->sk_family == AF_INET6 ? ZCNET_ULP_V6 : ZCNET_ULP_V4;
+
 	__module_get(THIS_MODULE);
+	/* The copy was made from the base: same slab, same object size. */
+	if (newsk->sk_prot_creator == &zcnet_ulp_prot[fam])
+		newsk->sk_prot_creator = zcnet_ulp_base_of(newsk);
 }
 
 bool zcnet_helper_user_readable(unsigned long uaddr, size_t len)

@@ -204,8 +204,13 @@ void zcnet_helper_msg_advance(struct msghdr *msg, size_t n);
  * For the ULP's clone: TCP copied the listener's ULP to the new socket and
  * will put a module reference when that socket lets it go, but took none
  * (inet_clone_ulp); take it. The listener's reference keeps the module live.
+ * The new socket's creator proto goes back to TCP's own: sk_clone_lock()
+ * made it the listener's sk_prot, the ULP's copy in this module, and the
+ * socket's final free (sk_prot_free()) and its TIME_WAIT successor
+ * (inet_twsk_alloc(), tw_prot) read it long after the ULP, and the module,
+ * let the socket go.
  */
-void zcnet_helper_tcp_ulp_clone_ref(void);
+void zcnet_helper_tcp_ulp_clone_init(struct sock *newsk);
 /* Every byte of uaddr..uaddr+len lies in a readable mapping (no fault-in). */
 bool zcnet_helper_user_readable(unsigned long uaddr, size_t len);
 #endif

@@ -728,9 +728,11 @@ impl<T: Ulp> Adapter<T> {
         newsk: *mut bindings::sock,
         _prio: bindings::gfp_t,
     ) {
-        // SAFETY: No argument: the new socket keeps the ULP, and TCP puts a
-        // module reference when it lets it go, so it needs one of its own.
-        unsafe { ext::zcnet_helper_tcp_ulp_clone_ref() };
+        // SAFETY: `newsk` is the new socket, not yet visible to any other
+        // context: it keeps the ULP, and TCP puts a module reference when it
+        // lets it go, so it needs one of its own; its creator proto, which
+        // outlives the ULP, goes back to TCP's.
+        unsafe { ext::zcnet_helper_tcp_ulp_clone_init(newsk) };
         // SAFETY: `newsk` is the new socket; its data is the listener's
         // holder, alive for the RCU read side this softirq runs in.
         let parent = unsafe { Self::ctx(newsk) };

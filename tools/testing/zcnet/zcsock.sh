@@ -14,8 +14,9 @@
 #     their pages in flight: the receiver gets the bytes of the send() call,
 #     and ZcsockTxCowFaults proves the path ran
 #   - bad use: each gives its errno
-#   - rmmod refused while a zcsock socket or a region exists, clean after;
-#     kmemleak (debug kernel)
+#   - rmmod refused while a zcsock socket or a region exists, clean after,
+#     also with an accepted socket's segments freed after it; kmemleak
+#     (debug kernel)
 # The plain-TCP runs come first and need no module: without a usable zcsock
 # (probe) they still check the harness, and the rest is skipped.
 #
@@ -312,7 +313,26 @@ rmmod_refused "a region exists"
 unhold
 settled "$ZC_NS_A" ZcsockRegionPages 0
 
+# An accepted socket (a clone of a zcsock listener) whose last segments
+# outlive it and the module: held in a netem queue on lo, they hold the
+# socket's memory until they are freed after rmmod. sk_clone_lock() makes
+# the listener's proto, zcsock's copy of TCP's, the new socket's creator,
+# which its final free (and a TIME_WAIT successor's) reads: zcsock puts
+# TCP's back when it clones.
+hold inflight
+ip netns exec "$ZC_NS_A" tc qdisc add dev lo root netem delay 60s
+echo go >&"$HOLD_IN"
+read -r -t 60 line <&"$HOLD_OUT"
+held=$(ip netns exec "$ZC_NS_A" tc -s qdisc show dev lo | awk '$1 == "backlog" { sub("p", "", $3); print $3; exit }')
+case "$line ${held:-0}" in
+  "closed "[1-9]*" "[1-9]*) t_ok "an accepted socket sent and closed at once, its segments held (${line#closed } bytes, $held packets)" ;;
+  *) t_fail "an accepted socket sent and closed at once, its segments held" "'$line', ${held:-no} packets held" ;;
+esac
+unhold
+settled "$ZC_NS_A" ZcsockCurrSockets 0
 t_run "rmmod zcsock once they are gone" rmmod_after_close
+t_run "the accepted socket's held segments freed after rmmod" ip netns exec "$ZC_NS_A" tc qdisc del dev lo root
+t_expect "no kernel report after freeing them" 0 "$(dmesg | grep -cE 'BUG:|Oops|general protection')"
 t_expect "/proc/net/zcsock_stat gone with the module" "" "$(ip netns exec "$ZC_NS_A" ls /proc/net/zcsock_stat 2>/dev/null)"
 out=$(ip netns exec "$ZC_NS_A" zcctl sock 2>&1); rc=$?
 case "$rc $out" in

@@ -6,9 +6,11 @@
                  [--align-step S] [--log FILE]
   zcsock_test.py [OPTIONS] cow|cow-fork|cow-unmap|cow-exit [--pages N]
   zcsock_test.py [OPTIONS] baduse      every bad use gives its errno
-  zcsock_test.py [OPTIONS] hold socket|region
+  zcsock_test.py [OPTIONS] hold socket|region|inflight
                  holds zcsock sockets or a region, prints "ready PID ...",
-                 and lets go when stdin closes (zcsock.sh's rmmod checks)
+                 and lets go when stdin closes (zcsock.sh's rmmod checks);
+                 inflight: an accepted socket sends and closes on a line
+                 of stdin, its segments held back by the caller
   OPTIONS: --mode zcsock|plain --seed N --local --client-ns A --server-ns B
            --server-ip IP --threshold BYTES --timeout S --inject N
 
@@ -1292,6 +1294,22 @@ def probe(a, rep):
     return 0 if ok else 2
 
 
+def loopback_pair(ulp_client):
+    """A connected pair over loopback: the accepted end inherits the ULP of
+    its listener (closed), the client has it if ulp_client."""
+    lst = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    lst.bind(("127.0.0.1", 0))
+    enable(lst)
+    lst.listen(1)
+    c = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if ulp_client:
+        enable(c)
+    c.connect(lst.getsockname())
+    s, _ = lst.accept()
+    lst.close()
+    return c, s
+
+
 def hold(a, rep):
     """Holds zcsock sockets (a connected pair over loopback, both with the
     ULP, the listener closed) or a region, prints 'ready PID ...', and lets go
@@ -1300,18 +1318,25 @@ def hold(a, rep):
     env.enter(env.cli_ns)
     keep = []
     if a.what == "socket":
-        lst = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        lst.bind(("127.0.0.1", 0))
-        enable(lst)
-        lst.listen(1)
-        c = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        enable(c)
-        c.connect(lst.getsockname())
-        s, _ = lst.accept()
-        lst.close()
+        c, s = loopback_pair(True)
         c.sendall(b"x" * 3 * PAGE)
         keep = [c, s]
         print("ready %d fds %d %d" % (os.getpid(), c.fileno(), s.fileno()), flush=True)
+    elif a.what == "inflight":
+        # An accepted socket (a clone of a zcsock listener) whose last
+        # segments outlive it: after "ready", the caller holds back lo's
+        # egress and writes a line; the accepted socket sends, both close at
+        # once (SO_LINGER 0: destroyed now), "closed" follows. The segments
+        # still hold the socket's memory, freed when the caller lets them go.
+        c, s = loopback_pair(False)
+        print("ready %d fds %d %d" % (os.getpid(), c.fileno(), s.fileno()), flush=True)
+        sys.stdin.readline()
+        s.setblocking(False)
+        sent = s.send(b"y" * 4 * PAGE)
+        for x in (s, c):
+            x.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            x.close()
+        print("closed %d" % sent, flush=True)
     else:
         m = env.region(a.pages * PAGE)
         m.write(b"\x11" * len(m))
@@ -1349,7 +1374,7 @@ def main():
     sub.add_parser("baduse")
     sub.add_parser("probe")
     sp = sub.add_parser("hold")
-    sp.add_argument("what", choices=("socket", "region"))
+    sp.add_argument("what", choices=("socket", "region", "inflight"))
     sp.add_argument("--pages", type=int, default=16)
     a = ap.parse_args()
     if a.cmd == "same-bytes" and not 0 <= a.largest <= MAX_XFER:
