@@ -12,6 +12,7 @@
 #include <linux/cpumask.h>
 #include <linux/ctype.h>
 #include <linux/etherdevice.h>
+#include <linux/if_vlan.h>
 #include <linux/ethtool.h>
 #include <linux/module.h>
 #include <linux/random.h>
@@ -171,6 +172,24 @@ static netdev_tx_t zcnet_vnet_xmit(struct sk_buff *skb, struct net_device *dev)
 	return zcnet_vnet_ops->xmit(vn->state, q, skb, netdev_xmit_more());
 }
 
+/*
+ * A TSO packet the transmit ring could never take whole (see
+ * ZCNET_VNET_TX_STOP_FREE; rings resized small with ethtool -G) is
+ * segmented by the core first, so the front end never waits for more room
+ * than its ring has.
+ */
+static netdev_features_t zcnet_vnet_features_check(struct sk_buff *skb, struct net_device *dev,
+						   netdev_features_t features)
+{
+	struct zcnet_vnet *vn = netdev_priv(dev);
+
+	if (skb_is_gso(skb) &&
+	    ZCNET_VNET_TX_STOP_FREE + skb->len / ZCNET_VNET_TX_BYTES_PER_DESC >
+		    virtqueue_get_vring_size(vn->qs[0].svq))
+		features &= ~NETIF_F_GSO_MASK;
+	return vlan_features_check(skb, features);
+}
+
 static void zcnet_vnet_stats64(struct net_device *dev, struct rtnl_link_stats64 *s)
 {
 	struct zcnet_vnet *vn = netdev_priv(dev);
@@ -192,6 +211,7 @@ static const struct net_device_ops zcnet_vnet_netdev_ops = {
 	.ndo_open = zcnet_vnet_open,
 	.ndo_stop = zcnet_vnet_stop,
 	.ndo_start_xmit = zcnet_vnet_xmit,
+	.ndo_features_check = zcnet_vnet_features_check,
 	.ndo_get_stats64 = zcnet_vnet_stats64,
 	.ndo_validate_addr = eth_validate_addr,
 	.ndo_set_mac_address = eth_mac_addr,
@@ -629,8 +649,10 @@ static int zcnet_vnet_probe(struct virtio_device *vdev)
 	if (zcnet_vnet_ops->sysfs_show && zcnet_vnet_ops->sysfs_store)
 		dev->sysfs_groups[0] = zcnet_helper_sysfs_group();
 	/* Checksums are resolved in software before a frame is posted: the
-	 * core keeps scatter-gather only with a checksum feature. */
-	dev->hw_features = NETIF_F_SG | NETIF_F_HW_CSUM;
+	 * core keeps scatter-gather only with a checksum feature. TSO: TCP/IPv4
+	 * GSO packets reach the front end whole, and it cuts them into segments
+	 * itself (zcnet_helper_gso_segment_paged(), on page boundaries). */
+	dev->hw_features = NETIF_F_SG | NETIF_F_HW_CSUM | NETIF_F_TSO;
 	dev->features = dev->hw_features;
 	state = zcnet_vnet_ops->probe(vn);
 	if (IS_ERR(state)) {

@@ -23,6 +23,16 @@ struct zcnet_vnet;
 #define ZCNET_VNET_HDR_LEN 12
 /* Queue pairs used at most. */
 #define ZCNET_VNET_MAX_QUEUES 8
+/*
+ * Transmit descriptors a packet of len bytes needs free before the front
+ * end takes it: ZCNET_VNET_TX_STOP_FREE (a frame's virtio-net header, head
+ * and every fragment), plus one per ZCNET_VNET_TX_BYTES_PER_DESC bytes (the
+ * frames a packet cut into wire fragments becomes). A TSO packet whose need
+ * exceeds the ring is segmented by the core before it reaches the front end
+ * (ndo_features_check).
+ */
+#define ZCNET_VNET_TX_STOP_FREE (2 + 17)
+#define ZCNET_VNET_TX_BYTES_PER_DESC 512
 
 /* The front end's callbacks; `state` is what probe() returned. */
 struct zcnet_vnet_ops {

@@ -36,6 +36,11 @@ use kernel::{
 /// Bytes of the virtio-net header the device writes in front of each
 /// received frame (and reads in front of each frame sent).
 pub const HDR_LEN: usize = ext::ZCNET_VNET_HDR_LEN as usize;
+/// Transmit descriptors a frame may take; a packet of `len` bytes needs
+/// `TX_STOP_FREE + len / TX_BYTES_PER_DESC` free (`rust/helpers/vnet.h`).
+pub const TX_STOP_FREE: usize = ext::ZCNET_VNET_TX_STOP_FREE as usize;
+/// See [`TX_STOP_FREE`].
+pub const TX_BYTES_PER_DESC: usize = ext::ZCNET_VNET_TX_BYTES_PER_DESC as usize;
 /// Bytes of a receive chain's header buffer: the virtio-net header and the
 /// frame's first bytes; the rest of the frame goes to the chain's page.
 pub const RX_HDR: usize = 128;

@@ -52,7 +52,7 @@ use kernel::{
 const PAGE_RING: usize = 256;
 /// Descriptors a frame may take (its head and every fragment, and the
 /// virtio-net header): the queue stops while fewer are free.
-const TX_STOP_FREE: usize = 2 + 17;
+const TX_STOP_FREE: usize = vnet::TX_STOP_FREE;
 /// The wire's MTU until a setting says otherwise: what QEMU's and every
 /// Ethernet's default is.
 const WIRE_MTU: u32 = 1500;
@@ -667,7 +667,9 @@ impl vnet::Driver for Native {
     ) -> core::result::Result<(), SkBuff> {
         self.reap(tx);
         // Room for a whole packet's fragments, or the stack waits.
-        let need = TX_STOP_FREE + skb.len() as usize / 512;
+        // (A TSO packet needing more than the ring holds was segmented by
+        // the core: ndo_features_check, rust/helpers/vnet.c.)
+        let need = TX_STOP_FREE + skb.len() as usize / vnet::TX_BYTES_PER_DESC;
         if tx.free() < need.min(vn.tx_size()) {
             tx.stop();
             self.kick_tx(tx);

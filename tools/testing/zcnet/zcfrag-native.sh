@@ -146,13 +146,21 @@ want=990
   t_fail "the device placed at least $((want / 10))% of the payload where it belongs" "placed $((pl1 - pl0)) of $((64 << 20)) ($((pm / 10)).$((pm % 10))%)"
 c0=$(st $A $ZC_IF_A tx_copied_bytes) r0=$(st $A $ZC_IF_A tx_referenced_bytes)
 k0=$(st $A $ZC_IF_A tx_kicks) n0=$(st $A $ZC_IF_A tx_fragments) q0=$(st $A $ZC_IF_A tx_fragmented_packets)
+g0=$(st $A $ZC_IF_A tx_gso_packets) d0=$(st $A $ZC_IF_A tx_drop_lower)
 zc0=$(st $B zf1 rx_copied_bytes)
 tcp_xfer $A $B $ZC_IP_B $((64 << 20)) "TCP 64 MiB native -> stacked zcfrag, byte-exact"
 zc1=$(st $B zf1 rx_copied_bytes)
 echo "# the stacked zf1, same stream the other way: $((zc1 - zc0)) bytes copied into pages"
 c1=$(st $A $ZC_IF_A tx_copied_bytes) r1=$(st $A $ZC_IF_A tx_referenced_bytes)
 k1=$(st $A $ZC_IF_A tx_kicks) n1=$(st $A $ZC_IF_A tx_fragments) q1=$(st $A $ZC_IF_A tx_fragmented_packets)
+g1=$(st $A $ZC_IF_A tx_gso_packets) d1=$(st $A $ZC_IF_A tx_drop_lower)
 s1=$(st $A $ZC_IF_A zc_successful) t1=$(st $B zf1 zc_successful)
+# TSO: va's TCP hands the front end whole GSO packets, which it cuts into
+# segments (on page boundaries) and fragments itself, none lost for room.
+t_expect "ethtool -k: va offers TSO" on "$(ip netns exec $A ethtool -k $ZC_IF_A | awk '$1 == "tcp-segmentation-offload:" { print $2 }')"
+[ $((g1 - g0)) -gt 0 ] && [ $((d1 - d0)) = 0 ] &&
+  t_ok "va cut TSO packets into segments itself ($((g1 - g0)) packets, tx_gso_packets), none dropped for room" ||
+  t_fail "va cut TSO packets into segments itself, none dropped for room" "tx_gso_packets +$((g1 - g0)), tx_drop_lower +$((d1 - d0))"
 echo "# native transmit: $((r1 - r0)) payload bytes by reference, $((c1 - c0)) copied; $((k1 - k0)) kicks for $((n1 - n0)) fragments"
 # The IP payload of a first fragment starts with the 32-byte TCP header,
 # which lies in the skb's head: copied into the fragment. No data byte is.
@@ -328,6 +336,14 @@ XFER_BLOCK=65536 tcp_xfer $B $A $ZC_IP_A $((16 << 20)) "TCP 16 MiB native -> nat
 pm=$(( ($(st $A $ZC_IF_A rx_placed_bytes) - pl0) * 1000 / (16 << 20) ))
 echo "# placed on 128 receive descriptors: $((pm / 10)).$((pm % 10))%"
 ip netns exec $A ethtool -G $ZC_IF_A rx "$rmax"
+# The smallest transmit ring: a TSO packet it could never take whole goes
+# to the core's segmentation first (ndo_features_check), smaller ones stay
+# whole; nothing is dropped for room.
+ip netns exec $A ethtool -G $ZC_IF_A tx 64
+d0=$(st $A $ZC_IF_A tx_drop_lower)
+XFER_BLOCK=65536 tcp_xfer $A $B $ZC_IP_B $((4 << 20)) "TCP 4 MiB native -> native on 64 transmit descriptors, byte-exact"
+t_expect "on 64 transmit descriptors: nothing dropped for room (tx_drop_lower)" 0 $(( $(st $A $ZC_IF_A tx_drop_lower) - d0 ))
+ip netns exec $A ethtool -G $ZC_IF_A tx "$tmax"
 XFER_BLOCK=65536 tcp_xfer $A $B $ZC_IP_B $((4 << 20)) "TCP 4 MiB native -> native after the resizes, byte-exact"
 
 echo "$ZC_MAC_A" > /sys/module/zcfrag/parameters/devices
