@@ -5,6 +5,8 @@
 #include <linux/mmap_lock.h>
 #include <linux/overflow.h>
 #include <linux/mutex.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter_ipv4.h>
 #include <linux/pagemap.h>
 #include <linux/poll.h>
 #include <linux/proc_fs.h>
@@ -13,6 +15,8 @@
 #include <linux/uio.h>
 #include <linux/workqueue.h>
 #include <net/inet_connection_sock.h>
+#include <net/inet_hashtables.h>
+#include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/sock.h>
 #include <net/tcp.h>
@@ -140,6 +144,9 @@ struct zcnet_ulp_work {
 	bool full;
 	/* The socket's ops before ours (put back in close), or NULL. */
 	const struct proto_ops *saved_ops;
+	/* Kicked for data ahead of rcv_nxt (zcnet_helper_tcp_ulp_set_ofo_kick()),
+	 * counted in zcnet_ulp_ofo_socks; sk locked to change. */
+	bool ofo;
 	/* On zcnet_ulp_socks from start until close (or destroy). */
 	struct list_head node;
 };
@@ -310,6 +317,122 @@ void zcnet_helper_tcp_ulp_work_free(struct zcnet_ulp_work *w)
 	kfree(w);
 }
 
+/*
+ * Out-of-order kicks. One netfilter hook per namespace at NF_INET_LOCAL_IN
+ * (IPv4, after every other hook: a packet a firewall drops kicks nothing),
+ * registered while the module is loaded. It returns at once while no socket
+ * asked for kicks; otherwise, for a TCP segment with payload to a socket of
+ * this ULP that asked (TCP's own established-socket lookup, or the socket
+ * early demux already found) and whose sequence number lies after rcv_nxt,
+ * it schedules the socket's work item. The hook runs before TCP checks the
+ * segment: it only kicks; the work item reads TCP's out-of-order queue,
+ * which holds only what TCP accepted.
+ */
+static atomic_t zcnet_ulp_ofo_socks = ATOMIC_INIT(0);
+
+static void zcnet_ulp_ofo_off(struct zcnet_ulp_work *w)
+{
+	if (w->ofo) {
+		WRITE_ONCE(w->ofo, false);
+		atomic_dec(&zcnet_ulp_ofo_socks);
+	}
+}
+
+static bool zcnet_ulp_is_ours(const struct sock *sk)
+{
+	const struct proto *p = READ_ONCE(sk->sk_prot);
+
+	return p == &zcnet_ulp_prot[ZCNET_ULP_V4] || p == &zcnet_ulp_prot[ZCNET_ULP_V6];
+}
+
+static unsigned int zcnet_ulp_ofo_hook(void *priv, struct sk_buff *skb,
+				       const struct nf_hook_state *state)
+{
+	const struct iphdr *iph;
+	const struct tcphdr *th;
+	struct tcphdr _th;
+	struct zcnet_ulp_work *w;
+	unsigned int hl, len;
+	struct sock *sk;
+	bool ref = false;
+
+	if (!atomic_read(&zcnet_ulp_ofo_socks))
+		return NF_ACCEPT;
+	iph = ip_hdr(skb);
+	if (iph->protocol != IPPROTO_TCP || ip_is_fragment(iph))
+		return NF_ACCEPT;
+	hl = iph->ihl * 4;
+	th = skb_header_pointer(skb, hl, sizeof(_th), &_th);
+	len = ntohs(iph->tot_len);
+	if (!th || len <= hl + th->doff * 4)
+		return NF_ACCEPT;
+	/* Netfilter hooks run under rcu_read_lock(). */
+	sk = skb->sk;
+	if (!sk) {
+		sk = __inet_lookup_established(state->net, iph->saddr, th->source, iph->daddr,
+					       ntohs(th->dest), inet_iif(skb), inet_sdif(skb));
+		if (!sk)
+			return NF_ACCEPT;
+		ref = true;
+	}
+	/* Ours: its ULP data is a holder, freed an RCU grace period after
+	 * release; the socket is referenced (early demux's or the lookup's). */
+	if (sk_fullsock(sk) && zcnet_ulp_is_ours(sk)) {
+		w = zcnet_ulp_work_of(sk);
+		if (w && READ_ONCE(w->ofo) &&
+		    after(ntohl(th->seq), READ_ONCE(tcp_sk(sk)->rcv_nxt)))
+			zcnet_ulp_work_queue(sk, w);
+	}
+	if (ref)
+		sock_gen_put(sk);
+	return NF_ACCEPT;
+}
+
+static const struct nf_hook_ops zcnet_ulp_ofo_ops = {
+	.hook = zcnet_ulp_ofo_hook,
+	.pf = NFPROTO_IPV4,
+	.hooknum = NF_INET_LOCAL_IN,
+	.priority = NF_IP_PRI_LAST,
+};
+
+static int __net_init zcnet_ulp_ofo_init_net(struct net *net)
+{
+	return nf_register_net_hook(net, &zcnet_ulp_ofo_ops);
+}
+
+static void __net_exit zcnet_ulp_ofo_exit_net(struct net *net)
+{
+	nf_unregister_net_hook(net, &zcnet_ulp_ofo_ops);
+}
+
+static struct pernet_operations zcnet_ulp_ofo_pernet = {
+	.init = zcnet_ulp_ofo_init_net,
+	.exit = zcnet_ulp_ofo_exit_net,
+};
+
+int zcnet_helper_tcp_ulp_ofo_register(void)
+{
+	return register_pernet_subsys(&zcnet_ulp_ofo_pernet);
+}
+
+void zcnet_helper_tcp_ulp_ofo_unregister(void)
+{
+	unregister_pernet_subsys(&zcnet_ulp_ofo_pernet);
+}
+
+void zcnet_helper_tcp_ulp_set_ofo_kick(struct sock *sk, bool on)
+{
+	struct zcnet_ulp_work *w = zcnet_ulp_work_of(sk);
+
+	if (!w || w->dead || w->ofo == on)
+		return;
+	if (on)
+		atomic_inc(&zcnet_ulp_ofo_socks);
+	WRITE_ONCE(w->ofo, on);
+	if (!on)
+		atomic_dec(&zcnet_ulp_ofo_socks);
+}
+
 /* Removes the hooks (sk locked): data_ready and write_space run under the
  * socket's spinlock or its owner, so none is inside a hook afterwards. */
 static void zcnet_ulp_work_unhook(struct sock *sk, struct zcnet_ulp_work *w)
@@ -324,6 +447,7 @@ static void zcnet_ulp_work_unhook(struct sock *sk, struct zcnet_ulp_work *w)
 		WRITE_ONCE(w->dead, true);
 	}
 	write_unlock_bh(&sk->sk_callback_lock);
+	zcnet_ulp_ofo_off(w);
 }
 
 /* In close, before TCP's: no run pending or running when it returns. */
@@ -438,6 +562,8 @@ static void zcnet_ulp_destroy(struct sock *sk)
 		WRITE_ONCE(sk->sk_write_space, w->saved_write_space);
 		WRITE_ONCE(w->dead, true);
 	}
+	if (w)
+		zcnet_ulp_ofo_off(w);
 
 	/* A child destroyed unaccepted never reaches close. */
 	WRITE_ONCE(sk->sk_prot, base);
