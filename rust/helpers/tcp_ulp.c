@@ -147,6 +147,9 @@ struct zcnet_ulp_work {
 	/* Kicked for data ahead of rcv_nxt (zcnet_helper_tcp_ulp_set_ofo_kick()),
 	 * counted in zcnet_ulp_ofo_socks; sk locked to change. */
 	bool ofo;
+	/* The out-of-order kick: schedules the work item a jiffy after the
+	 * hook saw the segment (a socket reference held while pending). */
+	struct delayed_work ofo_kick;
 	/* On zcnet_ulp_socks from start until close (or destroy). */
 	struct list_head node;
 };
@@ -197,6 +200,22 @@ static void zcnet_ulp_write_space(struct sock *sk)
 	w->saved_write_space(sk);
 	if (sk_stream_is_writeable(sk))
 		zcnet_ulp_work_queue(sk, w);
+}
+
+/*
+ * The hook runs before TCP has queued the segment: a work item run at once
+ * (on another CPU) could walk the out-of-order queue before the segment is
+ * in it, and nothing would kick it again. A jiffy later TCP has queued it,
+ * or put it on the backlog of the socket's owner, which queues it when it
+ * releases the socket, before the work item can take it.
+ */
+static void zcnet_ulp_ofo_kick_fn(struct work_struct *work)
+{
+	struct zcnet_ulp_work *w = container_of(to_delayed_work(work), struct zcnet_ulp_work,
+						ofo_kick);
+
+	zcnet_ulp_work_queue(w->sk, w);
+	sock_put(w->sk);
 }
 
 static void zcnet_ulp_work_fn(struct work_struct *work)
@@ -297,6 +316,7 @@ int zcnet_helper_tcp_ulp_work_start(struct sock *sk)
 		return -ENOMEM;
 	}
 	INIT_WORK(&w->work, zcnet_ulp_work_fn);
+	INIT_DELAYED_WORK(&w->ofo_kick, zcnet_ulp_ofo_kick_fn);
 	w->sk = sk;
 	h->work = w;
 	write_lock_bh(&sk->sk_callback_lock);
@@ -379,9 +399,12 @@ static unsigned int zcnet_ulp_ofo_hook(void *priv, struct sk_buff *skb,
 	 * release; the socket is referenced (early demux's or the lookup's). */
 	if (sk_fullsock(sk) && zcnet_ulp_is_ours(sk)) {
 		w = zcnet_ulp_work_of(sk);
-		if (w && READ_ONCE(w->ofo) &&
-		    after(ntohl(th->seq), READ_ONCE(tcp_sk(sk)->rcv_nxt)))
-			zcnet_ulp_work_queue(sk, w);
+		if (w && READ_ONCE(w->ofo) && !READ_ONCE(w->dead) &&
+		    after(ntohl(th->seq), READ_ONCE(tcp_sk(sk)->rcv_nxt))) {
+			sock_hold(sk);
+			if (!queue_delayed_work(system_dfl_wq, &w->ofo_kick, 1))
+				sock_put(sk);
+		}
 	}
 	if (ref)
 		sock_gen_put(sk);
@@ -461,7 +484,10 @@ static void zcnet_ulp_work_stop(struct sock *sk)
 	zcnet_ulp_work_unhook(sk, w);
 	zcnet_ulp_ops_restore(sk, w);
 	release_sock(sk);
-	/* A run that was queued and now will not run: its reference. */
+	/* A kick or a run that was queued and now will not run: its
+	 * reference. The kick first: it queues the run (not once w->dead). */
+	if (cancel_delayed_work_sync(&w->ofo_kick))
+		sock_put(sk);
 	if (cancel_work_sync(&w->work))
 		sock_put(sk);
 	/* The ULP lets go of what it queued and holds for the application. */
