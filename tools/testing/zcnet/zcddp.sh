@@ -490,6 +490,41 @@ data_case "Write to another connection's STag" "1 1 0" lwr write-other
 wait $pi $pb2
 t_expect "  the other connection's memory unchanged" \
   "$(grep -o 'hash0=[0-9a-f]*' /tmp/zb2 | cut -d= -f2)" "$(grep -o ' hash=[0-9a-f]*' /tmp/zb2 | cut -d= -f2)"
+# Out of order (issue 12): with CRC, into registrations that take
+# out-of-order placement (n: the peer cannot invalidate them), the
+# attacks overtake a first FPDU that netem (set by the peer on a's egress)
+# holds back 300 ms. b's walk sees them ahead of the hole and refuses them
+# (ZcddpOooRefused moves); the in-order path then Terminates as above and
+# the memory stays unchanged.
+# ooo_refused NAME: ZcddpOooRefused moved since the last call.
+R0=$(procv b ZcddpOooRefused)
+ooo_refused() {
+  local r
+  r=$(procv b ZcddpOooRefused)
+  [ "$r" -gt "$R0" ] && t_ok "$1: refused out of order ($((r - R0)))" || t_fail "$1: refused out of order" "$R0 -> $r"
+  R0=$r
+}
+data_case "out of order: Write past the end" "1 1 1" lwrn ooo-write-oob-crc
+ooo_refused "out of order: Write past the end"
+ip netns exec b timeout $((30 * TS)) zcddp-mpa -s -a "$ZC_IP_B" -p $((PORT + 1)) --serve 3000 lwrn > /tmp/zb2 2>&1 &
+pb2=$!
+listening b $((PORT + 1))
+ip netns exec a timeout $((30 * TS)) python3 "$PEER" data "$ZC_IP_B" $((PORT + 1)) idle /tmp/zb2 > /dev/null 2>&1 &
+pi=$!
+data_case "out of order: Write to another connection's STag" "1 1 0" lwrn ooo-write-other-crc
+wait $pi $pb2
+t_expect "  the other connection's memory unchanged" \
+  "$(grep -o 'hash0=[0-9a-f]*' /tmp/zb2 | cut -d= -f2)" "$(grep -o ' hash=[0-9a-f]*' /tmp/zb2 | cut -d= -f2)"
+ooo_refused "out of order: Write to another connection's STag"
+# The invalidation overtaken: a Send with Invalidate of an invalidatable
+# registration held in the hole, a Write to it arriving first. Only
+# registrations the peer cannot invalidate take out-of-order placement,
+# so the Write waits for its turn and finds the STag dead.
+data_case "out of order: Send with Invalidate in the hole, a Write to its STag ahead" "1 1 0" lwr ooo-send-inv-crc
+t_expect "  the receive completed invalidated (flags 3)" 1 "$(grep -c 'cqe wr_id=77 opcode=5 status=0 len=4 flags=3' $ZB)"
+ooo_refused "out of order: the Write to an invalidatable registration"
+ip netns exec a tc qdisc del dev va root 2>/dev/null
+data_case "Send with Invalidate naming a registration the peer cannot invalidate" "0 2 9" lwrn send-inv
 t_expect "Terminates sent and counted" "yes" "$([ "$(procv b ZcddpTerminatesSent)" -ge 15 ] && echo yes || procv b ZcddpTerminatesSent)"
 
 # Registrations go with the socket: the release runs on a workqueue.
