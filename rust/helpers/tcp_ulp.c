@@ -358,6 +358,7 @@ static void zcnet_ulp_ofo_off(struct zcnet_ulp_work *w)
 	}
 }
 
+#if IS_ENABLED(CONFIG_NETFILTER)
 static bool zcnet_ulp_is_ours(const struct sock *sk)
 {
 	const struct proto *p = READ_ONCE(sk->sk_prot);
@@ -442,6 +443,17 @@ void zcnet_helper_tcp_ulp_ofo_unregister(void)
 {
 	unregister_pernet_subsys(&zcnet_ulp_ofo_pernet);
 }
+#else
+/* Without netfilter nothing kicks: out-of-order data waits for the hole. */
+int zcnet_helper_tcp_ulp_ofo_register(void)
+{
+	return 0;
+}
+
+void zcnet_helper_tcp_ulp_ofo_unregister(void)
+{
+}
+#endif
 
 void zcnet_helper_tcp_ulp_set_ofo_kick(struct sock *sk, bool on)
 {
