@@ -493,7 +493,7 @@ t_expect "  the other connection's memory unchanged" \
 # Out of order (issue 12): with CRC, into registrations that take
 # out-of-order placement (n: the peer cannot invalidate them), the
 # attacks overtake a first FPDU that netem (set by the peer on a's egress)
-# holds back 300 ms. b's walk sees them ahead of the hole and refuses them
+# holds back 200 ms. b's walk sees them ahead of the hole and refuses them
 # (ZcddpOooRefused moves); the in-order path then Terminates as above and
 # the memory stays unchanged.
 # ooo_refused NAME: ZcddpOooRefused moved since the last call.
@@ -633,7 +633,7 @@ ip netns exec a timeout $((10 * TS)) zcddp-copy -c -a "$ZC_IP_B" -p $PORT /nonex
 t_expect "zcddp-copy of a missing file fails" 1 "$?"
 
 echo "# t=$(( $(date +%s) - t0 )) s: out-of-order placement"
-# Out-of-order placement (issue 12): zcddp-copy Writes 512 KiB (CRC) from
+# Out-of-order placement (issue 12): zcddp-copy Writes 256 KiB (CRC) from
 # a into b's region (one the peer cannot invalidate) through netem on a's
 # egress; b places tagged FPDUs that arrive ahead of a hole at once.
 # ocopy NAME NETEM [SERVER ARGS]: the copy, byte-exact on both sides (the
@@ -641,7 +641,7 @@ echo "# t=$(( $(date +%s) - t0 )) s: out-of-order placement"
 # b's counters in OOO (placed out of order), INO (placed in order), SKIP
 # (not copied again in order), DIFF (recorded, then other bytes), REF
 # (refused), and the server's watch line (--watch) in WATCH.
-python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(12).randbytes(512 << 10))' > /tmp/copy-ooo
+python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(12).randbytes(256 << 10))' > /tmp/copy-ooo
 ocopy() {
   local name=$1 ne=$2 rc rs o0 i0 k0 d0 r0; shift 2
   rm -f /tmp/copy-out
@@ -666,17 +666,17 @@ ocopy() {
 }
 # ahead N: the watch's sightings of bytes behind a hole.
 ahead() { echo "$WATCH" | grep -o 'ahead=[0-9]*' | cut -d= -f2; }
-REORDER="delay 40ms reorder 25%"
+REORDER="delay 20ms reorder 25%"
 ocopy "out-of-order placement through netem $REORDER" "$REORDER" --watch
 [ "$OOO" -gt 0 ] && t_ok "ZcddpBytesPlacedOutOfOrder counts it ($OOO)" || t_fail "ZcddpBytesPlacedOutOfOrder counts it" "$OOO"
 [ "$(ahead)" -gt 0 ] 2>/dev/null && t_ok "the region held bytes behind a hole before the hole filled ($(ahead) sightings)" ||
   t_fail "the region held bytes behind a hole before the hole filled" "${WATCH:-no watch line}"
-t_expect "every byte placed out of order skipped in order, every other one copied in order" "$OOO $(( (512 << 10) + 32 ))" "$SKIP $((INO + SKIP))"
+t_expect "every byte placed out of order skipped in order, every other one copied in order" "$OOO $(( (256 << 10) + 32 ))" "$SKIP $((INO + SKIP))"
 ocopy "the same with placement off (ZCDDP_OOO 0)" "$REORDER" --watch --no-ooo
 t_expect "  nothing placed out of order, no byte seen ahead of a hole" "0 0" "$OOO $(ahead)"
 for rate in 1 5; do
   ocopy "placement on through netem $REORDER loss $rate% duplicate $rate% corrupt $rate%" "$REORDER loss $rate% duplicate $rate% corrupt $rate%"
-  t_expect "  every byte placed once, in order or out of order (none differed)" "$(( (512 << 10) + 32 )) 0" "$((INO + SKIP)) $DIFF"
+  t_expect "  every byte placed once, in order or out of order (none differed)" "$(( (256 << 10) + 32 )) 0" "$((INO + SKIP)) $DIFF"
 done
 
 t_expect "no zcddp socket left in a" 0 "$(procv a ZcddpCurrSockets)"

@@ -214,7 +214,7 @@ def data(s, mode, path):
     pos = 0
     # ooo-*: the FPDUs after the first overtake it. Each goes out as a
     # segment of its own, and netem on our egress (va) holds every odd
-    # packet 300 ms and sends every even one at once: the first FPDU,
+    # packet 200 ms and sends every even one at once: the first FPDU,
     # held, leaves a hole the next ones arrive ahead of. The attack goes
     # twice, so that one copy overtakes a held packet even if something
     # else (a late ACK) went out first.
@@ -222,8 +222,8 @@ def data(s, mode, path):
     if ooo:
         m = m[4:]
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        time.sleep(0.3)
-        subprocess.run(["tc", "qdisc", "replace", "dev", "va", "root", "netem", "delay", "300ms",
+        time.sleep(0.2)
+        subprocess.run(["tc", "qdisc", "replace", "dev", "va", "root", "netem", "delay", "200ms",
                         "reorder", "100%", "gap", "2"], check=True)
 
     def send(u):
