@@ -85,6 +85,9 @@ pub(crate) struct Ctx {
     waiting: Atomic<u32>,
     /// The send queue's depth (`ZCDDP_SEND_QUEUE`), fixed at start-up.
     sq_depth: Atomic<u32>,
+    /// Out-of-order placement wanted (`ZCDDP_OOO`; the module parameter
+    /// `ooo` gives the default).
+    ooo: Atomic<u32>,
 }
 
 /// The data path's state, locked ([`Ctx::qp`]). Letting it go says whether
@@ -134,6 +137,7 @@ impl Ctx {
             kick: Atomic::new(0),
             waiting: Atomic::new(0),
             sq_depth: Atomic::new(uapi::SQ_DEPTH as u32),
+            ooo: Atomic::new(u32::from(crate::ooo_default())),
         })
     }
 
@@ -153,7 +157,10 @@ impl Ctx {
     /// Start-up done: RDMA mode with `info`.
     pub(crate) fn ready(&self, sk: &Locked<'_>, info: &Info, setup: &Setup) -> Result {
         let mut qp = self.qp(sk).ok_or(EAGAIN)?;
-        qp.start(setup, self.sq_depth.load(Relaxed) as usize)?;
+        let ooo = self.ooo.load(Relaxed) != 0;
+        qp.start(setup, self.sq_depth.load(Relaxed) as usize, ooo)?;
+        // Segments ahead of a hole kick the work item (CRC only).
+        sk.set_ofo_kick(qp.set_ooo(ooo));
         self.info.store(info.pack(), Relaxed);
         self.state.store(uapi::STATE_RTS, Relaxed);
         // RDMA mode: TCP's bytes are FPDUs for the work item, not events.
@@ -211,6 +218,22 @@ impl Ctx {
             return Err(EBUSY);
         }
         self.sq_depth.store(d, Relaxed);
+        Ok(())
+    }
+
+    /// `ZCDDP_OOO`: out-of-order placement on (1) or off (0), at any time.
+    fn set_ooo(&self, sk: &Locked<'_>, val: &[u8]) -> Result {
+        let b: [u8; 4] = val.get(..4).and_then(|b| b.try_into().ok()).ok_or(EINVAL)?;
+        let on = match u32::from_ne_bytes(b) {
+            0 => false,
+            1 => true,
+            _ => return Err(EINVAL),
+        };
+        self.ooo.store(u32::from(on), Relaxed);
+        if self.state.load(Relaxed) == uapi::STATE_RTS {
+            let mut qp = self.qp(sk).ok_or(EAGAIN)?;
+            sk.set_ofo_kick(qp.set_ooo(on));
+        }
         Ok(())
     }
 
@@ -351,6 +374,7 @@ impl Ulp for ZcDdp {
             uapi::ZCDDP_STARTUP => crate::startup::run(sk, ctx, val),
             uapi::ZCDDP_INFO => Err(EINVAL),
             uapi::SEND_QUEUE => ctx.set_sq_depth(val),
+            uapi::OOO => ctx.set_ooo(sk, val),
             uapi::REG_MR | uapi::DEREG_MR | uapi::POST_RECV | uapi::POST_SEND | uapi::POLL_CQ => {
                 crate::verbs::call(sk, ctx, name, val)
             }
@@ -381,6 +405,12 @@ impl Ulp for ZcDdp {
         match name {
             uapi::ZCDDP_INFO => {
                 let b = ctx.snapshot().to_bytes();
+                let n = b.len().min(out.len());
+                out[..n].copy_from_slice(&b[..n]);
+                Ok(n)
+            }
+            uapi::OOO => {
+                let b = ctx.ooo.load(Relaxed).to_ne_bytes();
                 let n = b.len().min(out.len());
                 out[..n].copy_from_slice(&b[..n]);
                 Ok(n)

@@ -36,8 +36,14 @@ use crate::zcnet::netstat::NetRef;
 use crate::zcnet::ulp::Locked;
 use kernel::prelude::*;
 
-/// Payload bytes per FPDU this side sends (siw sends about an MSS).
+mod ooo;
+
+/// Payload bytes per FPDU this side sends, at most (siw sends about an
+/// MSS). With CRC, an FPDU fits one TCP segment and ends it (RFC 5044 §5,
+/// so that the peer can place segments that arrive out of order).
 const TX_PAYLOAD: usize = 4096;
+/// The least payload per FPDU, whatever the MSS.
+const TX_PAYLOAD_MIN: usize = 256;
 /// The transmit buffer: one FPDU of `TX_PAYLOAD` with header, pad, CRC and
 /// markers.
 const TX_BUF: usize = TX_PAYLOAD + 64 + (TX_PAYLOAD / 512 + 2) * mpa::MARKER_LEN;
@@ -239,8 +245,17 @@ pub(crate) struct Qp {
     txbuf: KVVec<u8>,
     tx_off: usize,
     tx_len: usize,
+    /// Payload bytes per FPDU now (`TX_PAYLOAD`, or less to fit a segment).
+    tx_payload: usize,
     /// A Terminate to send after the FPDU in `txbuf` (a whole ULPDU).
     term: Option<([u8; 64], usize)>,
+    /// The receive direction's framing.
+    rx: Framing,
+    /// Out-of-order placement (CRC negotiated only).
+    ooo: Option<ooo::Ooo>,
+    /// The FPDU the in-order path is at was placed out of order: its
+    /// tagged payload is not copied again.
+    skip_copy: bool,
 }
 
 /// How a segment failed: the Terminate to send.
@@ -281,12 +296,17 @@ impl Qp {
             txbuf: KVVec::new(),
             tx_off: 0,
             tx_len: 0,
+            tx_payload: TX_PAYLOAD,
             term: None,
+            rx: Framing::default(),
+            ooo: None,
+            skip_copy: false,
         }
     }
 
-    /// Start-up done: RDMA mode, with a send queue `sq_depth` deep.
-    pub(crate) fn start(&mut self, s: &Setup, sq_depth: usize) -> Result {
+    /// Start-up done: RDMA mode, with a send queue `sq_depth` deep;
+    /// out-of-order placement `ooo` (with CRC only).
+    pub(crate) fn start(&mut self, s: &Setup, sq_depth: usize, ooo: bool) -> Result {
         self.fbuf = KVVec::from_elem(0u8, mpa::fpdu_len(mpa::MAX_ULPDU_LEN), GFP_KERNEL)?;
         self.stage = KVVec::from_elem(0u8, STAGE, GFP_KERNEL)?;
         self.ulpdu = KVVec::from_elem(0u8, ULPDU_BUF, GFP_KERNEL)?;
@@ -297,6 +317,10 @@ impl Qp {
         self.cq.reserve(uapi::CQ_DEPTH, GFP_KERNEL)?;
         self.orq.reserve(usize::from(s.ord), GFP_KERNEL)?;
         self.parser = Some(FpduParser::new(s.rx, s.rx_pos).map_err(|_| EINVAL)?);
+        self.rx = s.rx;
+        if s.rx.crc {
+            self.ooo = Some(ooo::Ooo::new(ooo)?);
+        }
         self.tx = s.tx;
         self.tx_pos = s.tx_pos;
         self.send_msn = s.send_msn;
@@ -306,6 +330,18 @@ impl Qp {
         self.ord = s.ord;
         self.live = true;
         Ok(())
+    }
+
+    /// Out-of-order placement on (`ZCDDP_OOO`); whether it is active (CRC
+    /// negotiated).
+    pub(crate) fn set_ooo(&mut self, on: bool) -> bool {
+        match self.ooo.as_mut() {
+            Some(o) => {
+                o.on = on;
+                on
+            }
+            None => false,
+        }
     }
 
     fn ready(&self) -> Result {
@@ -337,7 +373,10 @@ impl Qp {
         len: u64,
         access: u32,
     ) -> Result<u32> {
-        let all = uapi::ACCESS_LOCAL_WRITE | uapi::ACCESS_REMOTE_WRITE | uapi::ACCESS_REMOTE_READ;
+        let all = uapi::ACCESS_LOCAL_WRITE
+            | uapi::ACCESS_REMOTE_WRITE
+            | uapi::ACCESS_REMOTE_READ
+            | uapi::ACCESS_NO_REMOTE_INV;
         if access & !all != 0 || len == 0 || len > isize::MAX as u64 {
             return Err(EINVAL);
         }
@@ -380,6 +419,10 @@ impl Qp {
             .iter()
             .position(|r| r.stag == stag)
             .ok_or(EINVAL)?;
+        // Out-of-order records name STags: the in-order path copies again.
+        if let Some(o) = self.ooo.as_mut() {
+            o.forget();
+        }
         // Posted work naming it fails when it gets there.
         self.regions.remove(i).map(drop).map_err(|_| EINVAL)
     }
@@ -554,7 +597,10 @@ impl Qp {
     fn flush(&mut self, sk: &Locked<'_>) {
         loop {
             if self.tx_off < self.tx_len {
-                let r = sk.send_some(self.txbuf.get(self.tx_off..self.tx_len).unwrap_or(&[]));
+                let r = sk.send_some(
+                    self.txbuf.get(self.tx_off..self.tx_len).unwrap_or(&[]),
+                    self.tx.crc,
+                );
                 match r {
                     Ok(n) if n > 0 => self.tx_off += n,
                     Ok(_) => return,
@@ -609,6 +655,7 @@ impl Qp {
         let Some(w) = q.front_mut().map(|w| *w) else {
             return false;
         };
+        self.tx_payload = self.fpdu_payload(sk);
         match self.build(&w) {
             Ok((n, last)) => {
                 let ulpdu = core::mem::take(&mut self.ulpdu);
@@ -644,6 +691,23 @@ impl Qp {
         true
     }
 
+    /// Payload bytes for the next FPDU: `TX_PAYLOAD`; with CRC, fewer when
+    /// the FPDU would not fit one segment of the MSS (the largest header,
+    /// pad, CRC and the markers it could hold on top).
+    fn fpdu_payload(&self, sk: &Locked<'_>) -> usize {
+        if !self.tx.crc {
+            return TX_PAYLOAD;
+        }
+        let mss = sk.mss() as usize;
+        let markers = if self.tx.markers {
+            (mss / (mpa::MARKER_INTERVAL as usize - mpa::MARKER_LEN) + 2) * mpa::MARKER_LEN
+        } else {
+            0
+        };
+        let over = mpa::HDR_LEN + 28 + 3 + mpa::CRC_LEN + markers;
+        (mss.saturating_sub(over) & !3).clamp(TX_PAYLOAD_MIN, TX_PAYLOAD)
+    }
+
     /// Builds the next ULPDU of `w` in `self.ulpdu`: its length and whether
     /// it ends the message.
     fn build(&mut self, w: &Wqe) -> core::result::Result<(usize, bool), ()> {
@@ -664,7 +728,7 @@ impl Qp {
                 .copy_from_slice(&b);
             return Ok((hl + b.len(), true));
         }
-        let n = (w.len - w.done).min(TX_PAYLOAD as u32);
+        let n = (w.len - w.done).min(self.tx_payload as u32);
         let last = w.done + n == w.len;
         let off = u64::from(w.done);
         let h = match w.op {
@@ -706,7 +770,7 @@ impl Qp {
     fn sent(&mut self, irq: bool, last: bool) {
         let q = if irq { &mut self.irq } else { &mut self.sq };
         let Some(head) = q.front_mut() else { return };
-        let n = (head.len - head.done).min(TX_PAYLOAD as u32);
+        let n = (head.len - head.done).min(self.tx_payload as u32);
         if head.op != uapi::WR_READ {
             head.done += n;
         }
@@ -813,6 +877,9 @@ impl Qp {
         if !self.live {
             return;
         }
+        if let (Some(o), Some(p)) = (self.ooo.as_mut(), self.parser.as_ref()) {
+            o.sync(sk.rcv_seqs().0, p.position());
+        }
         let mut stage = core::mem::take(&mut self.stage);
         let mut fbuf = core::mem::take(&mut self.fbuf);
         while self.error == 0 {
@@ -832,7 +899,17 @@ impl Qp {
                         data = data.get(used..).unwrap_or(&[]);
                         if let Some(f) = f {
                             stat::add(sk.net(), s::FPDUS_RECEIVED, 1);
+                            let rx = self.rx.markers;
+                            let io = self
+                                .ooo
+                                .as_ref()
+                                .and_then(|o| o.in_order(sk, &fbuf, &f, rx));
+                            self.skip_copy = io.as_ref().is_some_and(|i| i.skip);
                             self.segment(sk, f.ulpdu(&fbuf));
+                            self.skip_copy = false;
+                            if let (Some(o), Some(i)) = (self.ooo.as_mut(), io) {
+                                o.consumed(&i);
+                            }
                         }
                     }
                     Err(e) => {
@@ -848,6 +925,7 @@ impl Qp {
         }
         self.stage = stage;
         self.fbuf = fbuf;
+        self.ooo_walk(sk);
         self.flush(sk);
     }
 
@@ -902,14 +980,29 @@ impl Qp {
         Ok((i, to - r.base))
     }
 
-    fn place(&mut self, sk: &Locked<'_>, i: usize, off: u64, data: &[u8]) -> Result<(), Fault> {
+    /// Places `data` at `off` of registration `i`, in order; a tagged
+    /// payload (`tagged`) placed out of order already is not copied again.
+    fn place(
+        &mut self,
+        sk: &Locked<'_>,
+        i: usize,
+        off: u64,
+        data: &[u8],
+        tagged: bool,
+    ) -> Result<(), Fault> {
         let r = self
             .regions
             .get_mut(i)
             .ok_or(Fault(TermCode::DDP_CATASTROPHIC))?;
-        r.mr.write(off, data)
-            .map_err(|_| Fault(TermCode::DDP_CATASTROPHIC))?;
-        stat::add(sk.net(), s::BYTES_PLACED, data.len() as i64);
+        let n = data.len() as i64;
+        if tagged && self.skip_copy {
+            stat::add(sk.net(), s::OOO_SKIPPED_COPY, n);
+        } else {
+            r.mr.write(off, data)
+                .map_err(|_| Fault(TermCode::DDP_CATASTROPHIC))?;
+            stat::add(sk.net(), s::BYTES_PLACED_IN_ORDER, n);
+        }
+        stat::add(sk.net(), s::BYTES_PLACED, n);
         Ok(())
     }
 
@@ -919,7 +1012,7 @@ impl Qp {
             return Ok(());
         }
         let (i, off) = self.tagged(t.stag, t.to, data.len(), uapi::ACCESS_REMOTE_WRITE, false)?;
-        self.place(sk, i, off, data)
+        self.place(sk, i, off, data, true)
     }
 
     fn place_read_resp(
@@ -946,7 +1039,7 @@ impl Qp {
         if !data.is_empty() {
             let (i, off) =
                 self.tagged(t.stag, t.to, data.len(), uapi::ACCESS_LOCAL_WRITE, false)?;
-            self.place(sk, i, off, data)?;
+            self.place(sk, i, off, data, true)?;
         }
         let got = if let Some(h) = self.orq.get_mut(0) {
             h.got += data.len() as u32;
@@ -1035,7 +1128,7 @@ impl Qp {
             let (i, off) = self
                 .local(lkey, at, seg.payload.len() as u32, uapi::ACCESS_LOCAL_WRITE)
                 .ok_or(Fault(TermCode::DDP_CATASTROPHIC))?;
-            self.place(sk, i, off, seg.payload)?;
+            self.place(sk, i, off, seg.payload, false)?;
         }
         if !u.last {
             return Ok(());
@@ -1045,6 +1138,7 @@ impl Qp {
         if let Some(stag) = seg.invalidate_stag() {
             let r = self
                 .region(stag)
+                .filter(|r| r.access & uapi::ACCESS_NO_REMOTE_INV == 0)
                 .ok_or(Fault(TermCode::RDMAP_CANNOT_INVALIDATE))?;
             r.valid = false;
             flags |= uapi::WC_INVALIDATED;
@@ -1102,6 +1196,7 @@ impl Qp {
         self.stage = KVVec::new();
         self.ulpdu = KVVec::new();
         self.txbuf = KVVec::new();
+        self.ooo = None;
         self.sq = Ring::new();
         self.irq = Ring::new();
     }

@@ -53,6 +53,17 @@ module! {
     description: "zcnet DDP/RDMAP/MPA layer on kernel TCP",
     license: "GPL",
     alias: ["tcp-ulp-zcddp"],
+    params: {
+        ooo: u32 {
+            default: 1,
+            description: "Out-of-order placement on new connections (1, the default) or off (0); ZCDDP_OOO per socket",
+        },
+    },
+}
+
+/// Out-of-order placement on new connections (the parameter `ooo`).
+pub(crate) fn ooo_default() -> bool {
+    *module_parameters::ooo.value() != 0
 }
 
 /// The largest ULPDU zcddp sends (and takes, receiving).
@@ -72,6 +83,9 @@ struct Module {
     // counts into.
     #[pin]
     ulp: zcnet::ulp::Registration<conn::ZcDdp>,
+    // After the ULP (no socket of it is left): the out-of-order kicks'
+    // netfilter hook.
+    _ofo: zcnet::ulp::OfoHook,
     // After the sockets: drains the registrations' releases.
     _release: zcnet::ddp_mem::ReleaseQueue,
     _stats: NetStat<NSTATS>,
@@ -88,6 +102,7 @@ impl kernel::InPlaceModule for Module {
             _dir: dir,
             _stats: NetStat::register(c"zcddp_stat", NAMES)?,
             _release: zcnet::ddp_mem::ReleaseQueue::new()?,
+            _ofo: zcnet::ulp::OfoHook::register()?,
             ulp <- zcnet::ulp::Registration::register(module),
         })
     }

@@ -142,10 +142,10 @@ int zcnet_helper_ddp_send_exact(struct sock *sk, const void *buf, size_t len, lo
 	return r;
 }
 
-int zcnet_helper_ddp_send_some(struct sock *sk, const void *buf, size_t len)
+int zcnet_helper_ddp_send_some(struct sock *sk, const void *buf, size_t len, bool eor)
 {
 	struct kvec kv = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL | MSG_DONTWAIT };
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL | MSG_DONTWAIT | (eor ? MSG_EOR : 0) };
 
 	if (!len)
 		return 0;
@@ -153,6 +153,19 @@ int zcnet_helper_ddp_send_some(struct sock *sk, const void *buf, size_t len)
 	/* With MSG_DONTWAIT a full send buffer sets SOCK_NOSPACE and returns
 	 * what was copied, or -EAGAIN: never a wait. */
 	return tcp_sendmsg_locked(sk, &msg, len);
+}
+
+unsigned int zcnet_helper_ddp_mss(struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	unsigned int mss = READ_ONCE(tp->mss_cache);
+	unsigned int sack = 0;
+
+	/* What tcp_current_mss() (not exported) takes off for the SACK
+	 * blocks this side is sending. */
+	if (tp->rx_opt.num_sacks)
+		sack = TCPOLEN_SACK_BASE_ALIGNED + tp->rx_opt.num_sacks * TCPOLEN_SACK_PERBLOCK;
+	return mss > sack ? mss - sack : 0;
 }
 
 unsigned int zcnet_helper_ddp_inq(struct sock *sk)
@@ -175,4 +188,47 @@ void zcnet_helper_ddp_nodelay(struct sock *sk)
 long zcnet_helper_ddp_ms_to_jiffies(unsigned int ms)
 {
 	return msecs_to_jiffies(ms);
+}
+
+void zcnet_helper_ddp_rcv_seqs(struct sock *sk, u32 *copied, u32 *rcv_nxt)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	*copied = tp->copied_seq;
+	*rcv_nxt = tp->rcv_nxt;
+}
+
+int zcnet_helper_ddp_ofo_copy(struct sock *sk, u32 from, void *buf, size_t len, u32 *seq,
+			      u32 *end)
+{
+	struct rb_node *n = tcp_sk(sk)->out_of_order_queue.rb_node;
+	struct sk_buff *skb, *best = NULL;
+	u32 s, e, take;
+
+	/* The queue is ordered by sequence number and no skb lies wholly
+	 * inside another (tcp_data_queue_ofo() drops or replaces those), so
+	 * the data ends are ordered too: the first skb whose data ends after
+	 * from, found as a lower bound. */
+	while (n) {
+		skb = rb_to_skb(n);
+		if (after(TCP_SKB_CB(skb)->seq + skb->len, from)) {
+			best = skb;
+			n = n->rb_left;
+		} else {
+			n = n->rb_right;
+		}
+	}
+	if (!best || !len)
+		return 0;
+	s = TCP_SKB_CB(best)->seq;
+	e = s + best->len;
+	if (before(s, from))
+		s = from;
+	take = min_t(u32, e - s, min_t(size_t, len, INT_MAX));
+	/* Out-of-order skbs hold the TCP payload from skb->data on. */
+	if (skb_copy_bits(best, s - TCP_SKB_CB(best)->seq, buf, take))
+		return -EFAULT;
+	*seq = s;
+	*end = e;
+	return take;
 }

@@ -29,8 +29,11 @@ int zcnet_helper_ddp_send_exact(struct sock *sk, const void *buf, size_t len, lo
 unsigned int zcnet_helper_ddp_inq(struct sock *sk);
 /* Sends what TCP takes of buf now, without waiting (sk locked): the bytes
  * taken (maybe fewer than len), -EAGAIN for none (sk_write_space follows
- * when space frees), or the socket's error. */
-int zcnet_helper_ddp_send_some(struct sock *sk, const void *buf, size_t len);
+ * when space frees), or the socket's error. eor: all of buf taken ends
+ * TCP's skb (MSG_EOR: later bytes start a new segment). */
+int zcnet_helper_ddp_send_some(struct sock *sk, const void *buf, size_t len, bool eor);
+/* The MSS sk (locked) sends with now, as tcp_current_mss() has it. */
+unsigned int zcnet_helper_ddp_mss(struct sock *sk);
 /* Whether sk is an established TCP socket. */
 bool zcnet_helper_ddp_established(const struct sock *sk);
 /* TCP_NODELAY on sk (locked), as siw sets it: FPDUs go out at once. */
@@ -47,4 +50,16 @@ int zcnet_helper_ddp_recv_avail(struct sock *sk, void *buf, size_t len);
  * or *timeo runs out: 0 (look again), -ETIMEDOUT, -ECONNRESET, -EINTR, or
  * the socket's error. */
 int zcnet_helper_ddp_wait(struct sock *sk, long *timeo, bool data);
+
+/* TCP's copied_seq (the next byte to read) and rcv_nxt of sk (locked). */
+void zcnet_helper_ddp_rcv_seqs(struct sock *sk, u32 *copied, u32 *rcv_nxt);
+/*
+ * Copies TCP payload from sk's out-of-order queue (sk locked): of the first
+ * queued skb whose data ends after sequence number from, its bytes from
+ * from (or its first byte, when later) on, at most len. *seq: the sequence
+ * number of the first byte copied; *end: just past the skb's data. The
+ * bytes copied (0: no such skb), or -errno.
+ */
+int zcnet_helper_ddp_ofo_copy(struct sock *sk, u32 from, void *buf, size_t len, u32 *seq,
+			      u32 *end);
 #endif

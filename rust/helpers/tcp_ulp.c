@@ -5,6 +5,8 @@
 #include <linux/mmap_lock.h>
 #include <linux/overflow.h>
 #include <linux/mutex.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter_ipv4.h>
 #include <linux/pagemap.h>
 #include <linux/poll.h>
 #include <linux/proc_fs.h>
@@ -13,6 +15,8 @@
 #include <linux/uio.h>
 #include <linux/workqueue.h>
 #include <net/inet_connection_sock.h>
+#include <net/inet_hashtables.h>
+#include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/sock.h>
 #include <net/tcp.h>
@@ -140,6 +144,12 @@ struct zcnet_ulp_work {
 	bool full;
 	/* The socket's ops before ours (put back in close), or NULL. */
 	const struct proto_ops *saved_ops;
+	/* Kicked for data ahead of rcv_nxt (zcnet_helper_tcp_ulp_set_ofo_kick()),
+	 * counted in zcnet_ulp_ofo_socks; sk locked to change. */
+	bool ofo;
+	/* The out-of-order kick: schedules the work item a jiffy after the
+	 * hook saw the segment (a socket reference held while pending). */
+	struct delayed_work ofo_kick;
 	/* On zcnet_ulp_socks from start until close (or destroy). */
 	struct list_head node;
 };
@@ -190,6 +200,22 @@ static void zcnet_ulp_write_space(struct sock *sk)
 	w->saved_write_space(sk);
 	if (sk_stream_is_writeable(sk))
 		zcnet_ulp_work_queue(sk, w);
+}
+
+/*
+ * The hook runs before TCP has queued the segment: a work item run at once
+ * (on another CPU) could walk the out-of-order queue before the segment is
+ * in it, and nothing would kick it again. A jiffy later TCP has queued it,
+ * or put it on the backlog of the socket's owner, which queues it when it
+ * releases the socket, before the work item can take it.
+ */
+static void zcnet_ulp_ofo_kick_fn(struct work_struct *work)
+{
+	struct zcnet_ulp_work *w = container_of(to_delayed_work(work), struct zcnet_ulp_work,
+						ofo_kick);
+
+	zcnet_ulp_work_queue(w->sk, w);
+	sock_put(w->sk);
 }
 
 static void zcnet_ulp_work_fn(struct work_struct *work)
@@ -290,6 +316,7 @@ int zcnet_helper_tcp_ulp_work_start(struct sock *sk)
 		return -ENOMEM;
 	}
 	INIT_WORK(&w->work, zcnet_ulp_work_fn);
+	INIT_DELAYED_WORK(&w->ofo_kick, zcnet_ulp_ofo_kick_fn);
 	w->sk = sk;
 	h->work = w;
 	write_lock_bh(&sk->sk_callback_lock);
@@ -310,6 +337,137 @@ void zcnet_helper_tcp_ulp_work_free(struct zcnet_ulp_work *w)
 	kfree(w);
 }
 
+/*
+ * Out-of-order kicks. One netfilter hook per namespace at NF_INET_LOCAL_IN
+ * (IPv4, after every other hook: a packet a firewall drops kicks nothing),
+ * registered while the module is loaded. It returns at once while no socket
+ * asked for kicks; otherwise, for a TCP segment with payload to a socket of
+ * this ULP that asked (TCP's own established-socket lookup, or the socket
+ * early demux already found) and whose sequence number lies after rcv_nxt,
+ * it schedules the socket's work item. The hook runs before TCP checks the
+ * segment: it only kicks; the work item reads TCP's out-of-order queue,
+ * which holds only what TCP accepted.
+ */
+static atomic_t zcnet_ulp_ofo_socks = ATOMIC_INIT(0);
+
+static void zcnet_ulp_ofo_off(struct zcnet_ulp_work *w)
+{
+	if (w->ofo) {
+		WRITE_ONCE(w->ofo, false);
+		atomic_dec(&zcnet_ulp_ofo_socks);
+	}
+}
+
+#if IS_ENABLED(CONFIG_NETFILTER)
+static bool zcnet_ulp_is_ours(const struct sock *sk)
+{
+	const struct proto *p = READ_ONCE(sk->sk_prot);
+
+	return p == &zcnet_ulp_prot[ZCNET_ULP_V4] || p == &zcnet_ulp_prot[ZCNET_ULP_V6];
+}
+
+static unsigned int zcnet_ulp_ofo_hook(void *priv, struct sk_buff *skb,
+				       const struct nf_hook_state *state)
+{
+	const struct iphdr *iph;
+	const struct tcphdr *th;
+	struct tcphdr _th;
+	struct zcnet_ulp_work *w;
+	unsigned int hl, len;
+	struct sock *sk;
+	bool ref = false;
+
+	if (!atomic_read(&zcnet_ulp_ofo_socks))
+		return NF_ACCEPT;
+	iph = ip_hdr(skb);
+	if (iph->protocol != IPPROTO_TCP || ip_is_fragment(iph))
+		return NF_ACCEPT;
+	hl = iph->ihl * 4;
+	th = skb_header_pointer(skb, hl, sizeof(_th), &_th);
+	len = ntohs(iph->tot_len);
+	if (!th || len <= hl + th->doff * 4)
+		return NF_ACCEPT;
+	/* Netfilter hooks run under rcu_read_lock(). */
+	sk = skb->sk;
+	if (!sk) {
+		sk = __inet_lookup_established(state->net, iph->saddr, th->source, iph->daddr,
+					       ntohs(th->dest), inet_iif(skb), inet_sdif(skb));
+		if (!sk)
+			return NF_ACCEPT;
+		ref = true;
+	}
+	/* Ours: its ULP data is a holder, freed an RCU grace period after
+	 * release; the socket is referenced (early demux's or the lookup's). */
+	if (sk_fullsock(sk) && zcnet_ulp_is_ours(sk)) {
+		w = zcnet_ulp_work_of(sk);
+		if (w && READ_ONCE(w->ofo) && !READ_ONCE(w->dead) &&
+		    after(ntohl(th->seq), READ_ONCE(tcp_sk(sk)->rcv_nxt))) {
+			sock_hold(sk);
+			if (!queue_delayed_work(system_dfl_wq, &w->ofo_kick, 1))
+				sock_put(sk);
+		}
+	}
+	if (ref)
+		sock_gen_put(sk);
+	return NF_ACCEPT;
+}
+
+static const struct nf_hook_ops zcnet_ulp_ofo_ops = {
+	.hook = zcnet_ulp_ofo_hook,
+	.pf = NFPROTO_IPV4,
+	.hooknum = NF_INET_LOCAL_IN,
+	.priority = NF_IP_PRI_LAST,
+};
+
+static int __net_init zcnet_ulp_ofo_init_net(struct net *net)
+{
+	return nf_register_net_hook(net, &zcnet_ulp_ofo_ops);
+}
+
+static void __net_exit zcnet_ulp_ofo_exit_net(struct net *net)
+{
+	nf_unregister_net_hook(net, &zcnet_ulp_ofo_ops);
+}
+
+static struct pernet_operations zcnet_ulp_ofo_pernet = {
+	.init = zcnet_ulp_ofo_init_net,
+	.exit = zcnet_ulp_ofo_exit_net,
+};
+
+int zcnet_helper_tcp_ulp_ofo_register(void)
+{
+	return register_pernet_subsys(&zcnet_ulp_ofo_pernet);
+}
+
+void zcnet_helper_tcp_ulp_ofo_unregister(void)
+{
+	unregister_pernet_subsys(&zcnet_ulp_ofo_pernet);
+}
+#else
+/* Without netfilter nothing kicks: out-of-order data waits for the hole. */
+int zcnet_helper_tcp_ulp_ofo_register(void)
+{
+	return 0;
+}
+
+void zcnet_helper_tcp_ulp_ofo_unregister(void)
+{
+}
+#endif
+
+void zcnet_helper_tcp_ulp_set_ofo_kick(struct sock *sk, bool on)
+{
+	struct zcnet_ulp_work *w = zcnet_ulp_work_of(sk);
+
+	if (!w || w->dead || w->ofo == on)
+		return;
+	if (on)
+		atomic_inc(&zcnet_ulp_ofo_socks);
+	WRITE_ONCE(w->ofo, on);
+	if (!on)
+		atomic_dec(&zcnet_ulp_ofo_socks);
+}
+
 /* Removes the hooks (sk locked): data_ready and write_space run under the
  * socket's spinlock or its owner, so none is inside a hook afterwards. */
 static void zcnet_ulp_work_unhook(struct sock *sk, struct zcnet_ulp_work *w)
@@ -324,6 +482,7 @@ static void zcnet_ulp_work_unhook(struct sock *sk, struct zcnet_ulp_work *w)
 		WRITE_ONCE(w->dead, true);
 	}
 	write_unlock_bh(&sk->sk_callback_lock);
+	zcnet_ulp_ofo_off(w);
 }
 
 /* In close, before TCP's: no run pending or running when it returns. */
@@ -337,7 +496,10 @@ static void zcnet_ulp_work_stop(struct sock *sk)
 	zcnet_ulp_work_unhook(sk, w);
 	zcnet_ulp_ops_restore(sk, w);
 	release_sock(sk);
-	/* A run that was queued and now will not run: its reference. */
+	/* A kick or a run that was queued and now will not run: its
+	 * reference. The kick first: it queues the run (not once w->dead). */
+	if (cancel_delayed_work_sync(&w->ofo_kick))
+		sock_put(sk);
 	if (cancel_work_sync(&w->work))
 		sock_put(sk);
 	/* The ULP lets go of what it queued and holds for the application. */
@@ -438,6 +600,8 @@ static void zcnet_ulp_destroy(struct sock *sk)
 		WRITE_ONCE(sk->sk_write_space, w->saved_write_space);
 		WRITE_ONCE(w->dead, true);
 	}
+	if (w)
+		zcnet_ulp_ofo_off(w);
 
 	/* A child destroyed unaccepted never reaches close. */
 	WRITE_ONCE(sk->sk_prot, base);

@@ -115,6 +115,18 @@ bool zcnet_helper_tcp_ulp_readable(struct sock *sk);
 /* Schedules sk's work item (a socket reference held for it), unless it is
  * pending or the socket is closing. */
 void zcnet_helper_tcp_ulp_kick(struct sock *sk);
+/*
+ * Out-of-order kicks: a netfilter hook in every namespace (IPv4 LOCAL_IN)
+ * that schedules the work item of a socket that asked
+ * (zcnet_helper_tcp_ulp_set_ofo_kick()) when a TCP segment with payload
+ * arrives for it ahead of rcv_nxt. Register once at module load (0 or
+ * -errno), unregister before the module goes.
+ */
+int zcnet_helper_tcp_ulp_ofo_register(void);
+void zcnet_helper_tcp_ulp_ofo_unregister(void);
+/* sk (locked, with a work item) is kicked for out-of-order data, or not;
+ * off by itself in close. */
+void zcnet_helper_tcp_ulp_set_ofo_kick(struct sock *sk, bool on);
 /* TCP's own sendmsg / recvmsg for sk (the base proto). */
 int zcnet_helper_tcp_base_sendmsg(struct sock *sk, struct msghdr *msg, size_t size);
 int zcnet_helper_tcp_base_recvmsg(struct sock *sk, struct msghdr *msg, size_t len, int flags);

@@ -57,11 +57,12 @@ impl Locked<'_> {
     /// Hands TCP what it takes of `buf` now, never waiting: the bytes
     /// taken (maybe fewer), `EAGAIN` for none (the socket's work item runs
     /// when space frees, [`super::ulp::Ulp::work`]), or the socket's error.
-    pub fn send_some(&self, buf: &[u8]) -> Result<usize> {
+    /// `eor`: once all of `buf` is taken, later bytes start a new segment.
+    pub fn send_some(&self, buf: &[u8], eor: bool) -> Result<usize> {
         // SAFETY: By the type invariant the socket is locked; `buf` is
         // readable for its length.
         let r = unsafe {
-            ext::zcnet_helper_ddp_send_some(self.as_raw(), buf.as_ptr().cast(), buf.len())
+            ext::zcnet_helper_ddp_send_some(self.as_raw(), buf.as_ptr().cast(), buf.len(), eor)
         };
         to_result(r.min(0))?;
         Ok(r as usize)
@@ -72,6 +73,12 @@ impl Locked<'_> {
     pub fn nodelay(&self) {
         // SAFETY: By the type invariant the socket is locked.
         unsafe { ext::zcnet_helper_ddp_nodelay(self.as_raw()) }
+    }
+
+    /// The MSS TCP sends with now.
+    pub fn mss(&self) -> u32 {
+        // SAFETY: By the type invariant the socket is locked.
+        unsafe { ext::zcnet_helper_ddp_mss(self.as_raw()) }
     }
 
     /// Bytes queued for reading.
@@ -110,5 +117,64 @@ impl Locked<'_> {
         // SAFETY: By the type invariant the socket is locked; `d.0` is
         // writable.
         to_result(unsafe { ext::zcnet_helper_ddp_wait(self.as_raw(), &mut d.0, data) })
+    }
+}
+
+/// A piece of TCP's out-of-order queue ([`Locked::ofo_copy`]).
+pub struct OfoPiece {
+    /// Sequence number of the first byte copied.
+    pub seq: u32,
+    /// Bytes copied.
+    pub len: usize,
+    /// Sequence number just past the data of the skb they came from.
+    pub end: u32,
+}
+
+impl Locked<'_> {
+    /// TCP's `copied_seq` (the next byte the stream gives) and `rcv_nxt`
+    /// (the next byte TCP expects).
+    pub fn rcv_seqs(&self) -> (u32, u32) {
+        let (mut copied, mut nxt) = (0u32, 0u32);
+        // SAFETY: By the type invariant the socket is locked; both pointers
+        // are writable.
+        unsafe { ext::zcnet_helper_ddp_rcv_seqs(self.as_raw(), &mut copied, &mut nxt) };
+        (copied, nxt)
+    }
+
+    /// Copies into `buf` TCP payload that TCP accepted out of order and
+    /// holds in its out-of-order queue: of the first queued skb whose data
+    /// ends after sequence number `from`, its bytes from `from` (or its
+    /// first byte, when later) on. `None` when no such skb is queued.
+    pub fn ofo_copy(&self, from: u32, buf: &mut [u8]) -> Result<Option<OfoPiece>> {
+        let (mut seq, mut end) = (0u32, 0u32);
+        // SAFETY: By the type invariant the socket is locked (TCP changes
+        // its out-of-order queue only under that lock, or with the owner
+        // absent); `buf` is writable for its length; `seq` and `end` are
+        // writable.
+        let r = unsafe {
+            ext::zcnet_helper_ddp_ofo_copy(
+                self.as_raw(),
+                from,
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                &mut seq,
+                &mut end,
+            )
+        };
+        to_result(r.min(0))?;
+        Ok((r > 0).then_some(OfoPiece {
+            seq,
+            len: r as usize,
+            end,
+        }))
+    }
+
+    /// The socket's work item runs when a TCP segment with payload arrives
+    /// for it ahead of `rcv_nxt` (`on`), or no longer; off by itself when
+    /// the socket closes. Needs the module's [`super::ulp::OfoHook`].
+    pub fn set_ofo_kick(&self, on: bool) {
+        // SAFETY: By the type invariant the socket is locked; its ULP data
+        // is live in the ULP's callbacks.
+        unsafe { ext::zcnet_helper_tcp_ulp_set_ofo_kick(self.as_raw(), on) }
     }
 }

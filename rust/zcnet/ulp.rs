@@ -911,3 +911,31 @@ impl<T: Ulp> Adapter<T> {
         }
     }
 }
+
+/// The out-of-order kicks' netfilter hook, in every network namespace
+/// (`zcnet_helper_tcp_ulp_ofo_register()` in `tcp_ulp.h`): sockets that
+/// asked ([`Locked::set_ofo_kick`]) get their work item run when a TCP
+/// segment with payload arrives ahead of `rcv_nxt`. Unregistered on drop.
+///
+/// # Invariants
+///
+/// The hook is registered while the value lives.
+pub struct OfoHook(());
+
+impl OfoHook {
+    /// Registers the hook (in every namespace, present and future).
+    pub fn register() -> Result<Self> {
+        // SAFETY: No argument; unregistered in `drop`.
+        to_result(unsafe { ext::zcnet_helper_tcp_ulp_ofo_register() })?;
+        // INVARIANT: registered just above.
+        Ok(Self(()))
+    }
+}
+
+impl Drop for OfoHook {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant the hook is registered; this waits
+        // for the hook calls running on other CPUs.
+        unsafe { ext::zcnet_helper_tcp_ulp_ofo_unregister() };
+    }
+}

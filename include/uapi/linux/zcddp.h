@@ -50,6 +50,11 @@ enum {
 	ZCDDP_POLL_CQ = 7,	/* set: struct zcddp_poll */
 	ZCDDP_SEND_QUEUE = 8,	/* set (before start-up) / get: __u32, the send
 				 * queue's depth (1 .. ZCDDP_SQ_DEPTH_MAX) */
+	ZCDDP_OOO = 9,		/* set / get: __u32, 1 (the default): tagged
+				 * segments that arrive ahead of a hole are
+				 * placed at once (CRC on, registrations with
+				 * ZCDDP_ACCESS_NO_REMOTE_INV only); 0: in order
+				 * only. Any time; the set takes effect at once. */
 };
 
 /* struct zcddp_startup.role */
@@ -144,6 +149,10 @@ struct zcddp_info {
 #define ZCDDP_ACCESS_LOCAL_WRITE	0x1	/* receives, Read Responses land here */
 #define ZCDDP_ACCESS_REMOTE_WRITE	0x2	/* the peer may RDMA Write */
 #define ZCDDP_ACCESS_REMOTE_READ	0x4	/* the peer may RDMA Read */
+#define ZCDDP_ACCESS_NO_REMOTE_INV	0x8	/* the peer cannot invalidate it (a Send
+						 * with Invalidate naming it is refused);
+						 * out-of-order placement lands only in
+						 * such registrations */
 
 struct zcddp_reg_mr {
 	__u64 addr;		/* user address (any alignment) */

@@ -34,6 +34,12 @@
 #     queue has room
 #   - zcddp-copy: a 4 MiB file (CRC) and a 1-byte file RDMA-Written,
 #     Read back and compared byte for byte, the server's hash checked
+#   - out-of-order placement (issue 12): zcddp-copy through netem
+#     reordering on a's egress; b places Writes ahead of a hole
+#     (ZcddpBytesPlacedOutOfOrder), a thread in the server sees bytes
+#     behind a hole before it fills, the in-order path skips exactly those
+#     bytes; with ZCDDP_OOO 0 nothing is placed out of order or seen ahead;
+#     byte-exact under 1% and 5% loss, duplication and corruption on top
 . "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
 . "$ZCNET_ROOT/scripts/topology.sh"
 PEER="$ZCNET_ROOT/tools/testing/zcnet/zcddp_peer.py"
@@ -484,6 +490,41 @@ data_case "Write to another connection's STag" "1 1 0" lwr write-other
 wait $pi $pb2
 t_expect "  the other connection's memory unchanged" \
   "$(grep -o 'hash0=[0-9a-f]*' /tmp/zb2 | cut -d= -f2)" "$(grep -o ' hash=[0-9a-f]*' /tmp/zb2 | cut -d= -f2)"
+# Out of order (issue 12): with CRC, into registrations that take
+# out-of-order placement (n: the peer cannot invalidate them), the
+# attacks overtake a first FPDU that netem (set by the peer on a's egress)
+# holds back 200 ms. b's walk sees them ahead of the hole and refuses them
+# (ZcddpOooRefused moves); the in-order path then Terminates as above and
+# the memory stays unchanged.
+# ooo_refused NAME: ZcddpOooRefused moved since the last call.
+R0=$(procv b ZcddpOooRefused)
+ooo_refused() {
+  local r
+  r=$(procv b ZcddpOooRefused)
+  [ "$r" -gt "$R0" ] && t_ok "$1: refused out of order ($((r - R0)))" || t_fail "$1: refused out of order" "$R0 -> $r"
+  R0=$r
+}
+data_case "out of order: Write past the end" "1 1 1" lwrn ooo-write-oob-crc
+ooo_refused "out of order: Write past the end"
+ip netns exec b timeout $((30 * TS)) zcddp-mpa -s -a "$ZC_IP_B" -p $((PORT + 1)) --serve 3000 lwrn > /tmp/zb2 2>&1 &
+pb2=$!
+listening b $((PORT + 1))
+ip netns exec a timeout $((30 * TS)) python3 "$PEER" data "$ZC_IP_B" $((PORT + 1)) idle /tmp/zb2 > /dev/null 2>&1 &
+pi=$!
+data_case "out of order: Write to another connection's STag" "1 1 0" lwrn ooo-write-other-crc
+wait $pi $pb2
+t_expect "  the other connection's memory unchanged" \
+  "$(grep -o 'hash0=[0-9a-f]*' /tmp/zb2 | cut -d= -f2)" "$(grep -o ' hash=[0-9a-f]*' /tmp/zb2 | cut -d= -f2)"
+ooo_refused "out of order: Write to another connection's STag"
+# The invalidation overtaken: a Send with Invalidate of an invalidatable
+# registration held in the hole, a Write to it arriving first. Only
+# registrations the peer cannot invalidate take out-of-order placement,
+# so the Write waits for its turn and finds the STag dead.
+data_case "out of order: Send with Invalidate in the hole, a Write to its STag ahead" "1 1 0" lwr ooo-send-inv-crc
+t_expect "  the receive completed invalidated (flags 3)" 1 "$(grep -c 'cqe wr_id=77 opcode=5 status=0 len=4 flags=3' $ZB)"
+ooo_refused "out of order: the Write to an invalidatable registration"
+ip netns exec a tc qdisc del dev va root 2>/dev/null
+data_case "Send with Invalidate naming a registration the peer cannot invalidate" "0 2 9" lwrn send-inv
 t_expect "Terminates sent and counted" "yes" "$([ "$(procv b ZcddpTerminatesSent)" -ge 15 ] && echo yes || procv b ZcddpTerminatesSent)"
 
 # Registrations go with the socket: the release runs on a workqueue.
@@ -590,6 +631,53 @@ zcopy "zcddp-copy of a 4 MiB file, CRC: written, read back, byte-exact" /tmp/cop
 zcopy "zcddp-copy of a 1-byte file: byte-exact" /tmp/copy-1
 ip netns exec a timeout $((10 * TS)) zcddp-copy -c -a "$ZC_IP_B" -p $PORT /nonexistent > /tmp/cc 2>&1
 t_expect "zcddp-copy of a missing file fails" 1 "$?"
+
+echo "# t=$(( $(date +%s) - t0 )) s: out-of-order placement"
+# Out-of-order placement (issue 12): zcddp-copy Writes 256 KiB (CRC) from
+# a into b's region (one the peer cannot invalidate) through netem on a's
+# egress; b places tagged FPDUs that arrive ahead of a hole at once.
+# ocopy NAME NETEM [SERVER ARGS]: the copy, byte-exact on both sides (the
+# client reads the region back, the server hashes it, cmp); the deltas of
+# b's counters in OOO (placed out of order), INO (placed in order), SKIP
+# (not copied again in order), DIFF (recorded, then other bytes), REF
+# (refused), and the server's watch line (--watch) in WATCH.
+python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(12).randbytes(256 << 10))' > /tmp/copy-ooo
+ocopy() {
+  local name=$1 ne=$2 rc rs o0 i0 k0 d0 r0; shift 2
+  rm -f /tmp/copy-out
+  ip netns exec a tc qdisc replace dev va root netem $ne
+  o0=$(procv b ZcddpBytesPlacedOutOfOrder) i0=$(procv b ZcddpBytesPlacedInOrder)
+  k0=$(procv b ZcddpOooSkippedCopy) d0=$(procv b ZcddpOooRetransDiffer) r0=$(procv b ZcddpOooRefused)
+  ip netns exec b timeout $((120 * TS)) zcddp-copy -s -a "$ZC_IP_B" -p $PORT -o /tmp/copy-out --crc "$@" > /tmp/cs 2>&1 &
+  local pb=$!
+  listening b $PORT
+  ip netns exec a timeout $((120 * TS)) zcddp-copy -c -a "$ZC_IP_B" -p $PORT --crc /tmp/copy-ooo > /tmp/cc 2>&1
+  rc=$?
+  wait $pb
+  rs=$?
+  ip netns exec a tc qdisc del dev va root
+  [ $rc = 0 ] || sed 's/^/# client: /' /tmp/cc | tail -n 3
+  [ $rs = 0 ] || sed 's/^/# server: /' /tmp/cs | tail -n 3
+  OOO=$(( $(procv b ZcddpBytesPlacedOutOfOrder) - o0 )) INO=$(( $(procv b ZcddpBytesPlacedInOrder) - i0 ))
+  SKIP=$(( $(procv b ZcddpOooSkippedCopy) - k0 )) DIFF=$(( $(procv b ZcddpOooRetransDiffer) - d0 ))
+  REF=$(( $(procv b ZcddpOooRefused) - r0 )) WATCH=$(grep -o 'watch .*' /tmp/cs)
+  echo "# netem $ne: placed out of order $OOO, in order $INO, skipped in order $SKIP, other bytes $DIFF, refused $REF; ${WATCH:-no watch}; $(grep -o 'write_s=[^ ]* ([^)]*)' /tmp/cc)"
+  t_expect "$name: byte-exact" "0 0 same" "$rc $rs $(cmp -s /tmp/copy-ooo /tmp/copy-out && echo same || echo differ)"
+}
+# ahead N: the watch's sightings of bytes behind a hole.
+ahead() { echo "$WATCH" | grep -o 'ahead=[0-9]*' | cut -d= -f2; }
+REORDER="delay 20ms reorder 25%"
+ocopy "out-of-order placement through netem $REORDER" "$REORDER" --watch
+[ "$OOO" -gt 0 ] && t_ok "ZcddpBytesPlacedOutOfOrder counts it ($OOO)" || t_fail "ZcddpBytesPlacedOutOfOrder counts it" "$OOO"
+[ "$(ahead)" -gt 0 ] 2>/dev/null && t_ok "the region held bytes behind a hole before the hole filled ($(ahead) sightings)" ||
+  t_fail "the region held bytes behind a hole before the hole filled" "${WATCH:-no watch line}"
+t_expect "every byte placed out of order skipped in order, every other one copied in order" "$OOO $(( (256 << 10) + 32 ))" "$SKIP $((INO + SKIP))"
+ocopy "the same with placement off (ZCDDP_OOO 0)" "$REORDER" --watch --no-ooo
+t_expect "  nothing placed out of order, no byte seen ahead of a hole" "0 0" "$OOO $(ahead)"
+for rate in 1 5; do
+  ocopy "placement on through netem $REORDER loss $rate% duplicate $rate% corrupt $rate%" "$REORDER loss $rate% duplicate $rate% corrupt $rate%"
+  t_expect "  every byte placed once, in order or out of order (none differed)" "$(( (256 << 10) + 32 )) 0" "$((INO + SKIP)) $DIFF"
+done
 
 t_expect "no zcddp socket left in a" 0 "$(procv a ZcddpCurrSockets)"
 t_expect "no zcddp socket left in b" 0 "$(procv b ZcddpCurrSockets)"

@@ -28,6 +28,7 @@ bytes are the standard's. Prints one line about what it saw ("rtr ok",
 not what the mode expects.
 """
 import socket
+import subprocess
 import struct
 import sys
 import time
@@ -211,6 +212,19 @@ def data(s, mode, path):
     stag, base, ln = mr["stag"], mr["addr"], mr["len"]
     m = mode[:-4] if crc else mode
     pos = 0
+    # ooo-*: the FPDUs after the first overtake it. Each goes out as a
+    # segment of its own, and netem on our egress (va) holds every odd
+    # packet 200 ms and sends every even one at once: the first FPDU,
+    # held, leaves a hole the next ones arrive ahead of. The attack goes
+    # twice, so that one copy overtakes a held packet even if something
+    # else (a late ACK) went out first.
+    ooo = m.startswith("ooo-")
+    if ooo:
+        m = m[4:]
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        time.sleep(0.2)
+        subprocess.run(["tc", "qdisc", "replace", "dev", "va", "root", "netem", "delay", "200ms",
+                        "reorder", "100%", "gap", "2"], check=True)
 
     def send(u):
         nonlocal pos
@@ -223,6 +237,13 @@ def data(s, mode, path):
     if m == "idle":
         time.sleep(1.5)
         return 0
+    elif ooo and m in ("write-oob", "write-other"):
+        # A zero-length Write to STag 1 (places nothing) held in the hole.
+        send(tagged(0, 1, 0))
+        other = mr_line(sys.argv[6]) if m == "write-other" else mr
+        at = other["addr"] + (ln - 10 if m == "write-oob" else 0)
+        for _ in range(2):
+            send(tagged(0, other["stag"], at, True) + b"X" * 20)
     elif m == "write-other":
         # Another connection's registration, named on this one.
         other = mr_line(sys.argv[6])
@@ -232,6 +253,8 @@ def data(s, mode, path):
         # then a Write to it: the STag is dead by then.
         send(bytes([0x41, 0x40 | 6]) + struct.pack(">IIII", stag, 0, 1, 0) + b"inv\0")
         send(tagged(0, stag, base, True) + b"X" * 8)
+        if ooo:
+            send(tagged(0, stag, base, True) + b"X" * 8)
     elif m == "write-ok":
         send(tagged(0, stag, base + 100, True) + b"W" * 50)
         send(untagged(3, 0, 1, 0) + b"hello zcddp\0")
@@ -291,6 +314,8 @@ def data(s, mode, path):
                 print("fpdu opcode", op)
     except (socket.timeout, EOFError, ConnectionError):
         print("no more")
+    if ooo:
+        subprocess.run(["tc", "qdisc", "del", "dev", "va", "root"], check=False)
     return 0
 
 

@@ -274,6 +274,21 @@ pub const ACCESS_LOCAL_WRITE: u32 = 1;
 pub const ACCESS_REMOTE_WRITE: u32 = 2;
 /// `ZCDDP_ACCESS_REMOTE_READ`.
 pub const ACCESS_REMOTE_READ: u32 = 4;
+/// `ZCDDP_ACCESS_NO_REMOTE_INV`: the peer cannot invalidate the
+/// registration; out-of-order placement lands only in such.
+pub const ACCESS_NO_REMOTE_INV: u32 = 8;
+/// `ZCDDP_OOO`: out-of-order placement on or off (`__u32`).
+pub const ZCDDP_OOO: c_int = 9;
+
+/// `setsockopt(SOL_ZCDDP, ZCDDP_OOO)`: out-of-order placement on or off.
+pub fn set_ooo(sock: &impl AsRawFd, on: bool) -> io::Result<()> {
+    set_opt(
+        sock.as_raw_fd(),
+        SOL_ZCDDP,
+        ZCDDP_OOO,
+        &u32::from(on).to_ne_bytes(),
+    )
+}
 /// `ZCDDP_WR_SEND`.
 pub const WR_SEND: u32 = 0;
 /// `ZCDDP_WR_SEND_SE`.

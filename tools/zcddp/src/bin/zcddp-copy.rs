@@ -3,8 +3,8 @@
 //! server checks what landed in its memory against the client's hash.
 //!
 //! ```text
-//! zcddp-copy -s -a ADDR [-p PORT] [-o OUT] [-v] [--crc] [--markers] (server)
-//! zcddp-copy -c -a ADDR [-p PORT] [-v] [--crc] [--markers] FILE   (client)
+//! zcddp-copy -s -a ADDR [-p PORT] [-o OUT] [-v] [--crc] [--markers] [--no-ooo] [--watch] (server)
+//! zcddp-copy -c -a ADDR [-p PORT] [-v] [--crc] [--markers] [--no-ooo] FILE   (client)
 //! ```
 //!
 //! ```text
@@ -22,11 +22,25 @@
 //! serves one connection and stays in the completion wait while the client
 //! works (zcddp serves the peer's Writes and Reads from the application's
 //! verb calls). `-o OUT`: the server also saves what it received to OUT.
+//! The server's region is one the peer cannot invalidate
+//! (`ACCESS_NO_REMOTE_INV`), so zcddp may place Writes into it out of order;
+//! `--no-ooo` turns that placement off on this side (`ZCDDP_OOO` 0).
+//!
+//! `--watch` (server): a thread watches the region while the client
+//! writes, looking from its end down for a 512-byte block still zero below
+//! one already written, at least 8 KiB (two FPDUs) apart. Placed in order,
+//! the region fills from its start, FPDU by FPDU, and a block written means
+//! every block before it is written: such a sighting shows bytes that came
+//! behind a hole in memory before the hole was filled. Sightings whose block
+//! holds zeros in the file are not counted. It prints
+//! `watch scans=N ahead=M`.
+//!
 //! Exit status 0: copied and verified on both sides.
 
 use std::io;
 use std::net::TcpStream;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use zcddp::{Cqe, Mr, SendWr};
 
@@ -44,6 +58,8 @@ struct Opts {
     out: Option<String>,
     verbose: bool,
     flags: u32,
+    ooo: bool,
+    watch: bool,
 }
 
 fn parse() -> Result<Opts, String> {
@@ -55,6 +71,8 @@ fn parse() -> Result<Opts, String> {
         out: None,
         verbose: false,
         flags: 0,
+        ooo: true,
+        watch: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -72,6 +90,8 @@ fn parse() -> Result<Opts, String> {
             "-v" => o.verbose = true,
             "--crc" => o.flags |= zcddp::F_CRC,
             "--markers" => o.flags |= zcddp::F_MARKERS,
+            "--no-ooo" => o.ooo = false,
+            "--watch" => o.watch = true,
             f if !f.starts_with('-') && o.file.is_none() => o.file = Some(f.to_string()),
             _ => return Err(format!("unknown argument {a}")),
         }
@@ -179,6 +199,7 @@ fn client(s: &TcpStream, o: &Opts) -> Result<(), String> {
     src.bytes_mut()[..len].copy_from_slice(&data);
     let back = Mr::new(s, len, zcddp::ACCESS_LOCAL_WRITE).map_err(|e| err("reg sink", e))?;
     zcddp::post_recv(s, 1, &recv, 0, MSG as u32).map_err(|e| err("post recv", e))?;
+    zcddp::set_ooo(s, o.ooo).map_err(|e| err("ZCDDP_OOO", e))?;
     zcddp::start_as(s, true, o.flags)?;
     zcddp::put_words(sendb.bytes_mut(), len as u64, hash);
     let (raddr, w) = exchange(s, &sendb, &recv)?;
@@ -220,6 +241,7 @@ fn server(s: &TcpStream, o: &Opts) -> Result<(), String> {
     let recv = Mr::new(s, MSG, zcddp::ACCESS_LOCAL_WRITE).map_err(|e| err("reg recv", e))?;
     let mut sendb = Mr::new(s, MSG, 0).map_err(|e| err("reg send", e))?;
     zcddp::post_recv(s, 1, &recv, 0, MSG as u32).map_err(|e| err("post recv", e))?;
+    zcddp::set_ooo(s, o.ooo).map_err(|e| err("ZCDDP_OOO", e))?;
     zcddp::start_as(s, false, o.flags)?;
     let c = wait(s, zcddp::WC_RECV)?;
     if c.byte_len as usize != MSG {
@@ -232,7 +254,10 @@ fn server(s: &TcpStream, o: &Opts) -> Result<(), String> {
         ));
     }
     zcddp::post_recv(s, 1, &recv, 0, MSG as u32).map_err(|e| err("post recv", e))?;
-    let rw = zcddp::ACCESS_LOCAL_WRITE | zcddp::ACCESS_REMOTE_READ | zcddp::ACCESS_REMOTE_WRITE;
+    let rw = zcddp::ACCESS_LOCAL_WRITE
+        | zcddp::ACCESS_REMOTE_READ
+        | zcddp::ACCESS_REMOTE_WRITE
+        | zcddp::ACCESS_NO_REMOTE_INV;
     let region = Mr::new(s, len as usize, rw).map_err(|e| err("reg region", e))?;
     if o.verbose {
         println!("server region {len} bytes stag={:#x}", region.stag());
@@ -244,23 +269,44 @@ fn server(s: &TcpStream, o: &Opts) -> Result<(), String> {
     );
     send(s, &sendb)?;
     // The client's Writes and Reads are served while this waits.
-    let c = loop {
-        let c = zcddp::poll_cq(s, 1, WAIT_MS).map_err(|e| err("poll", e))?;
-        let Some(c) = c.first() else {
-            return Err("no word from the client".into());
+    let stop = AtomicBool::new(false);
+    let (c, seen) = std::thread::scope(|sc| {
+        let w = o
+            .watch
+            .then(|| sc.spawn(|| watch(region.addr() as usize, len as usize, &stop)));
+        let c = loop {
+            let c = match zcddp::poll_cq(s, 1, WAIT_MS) {
+                Ok(c) => c,
+                Err(e) => break Err(err("poll", e)),
+            };
+            let Some(c) = c.first() else {
+                break Err("no word from the client".into());
+            };
+            if c.status != zcddp::WC_SUCCESS {
+                break Err(format!("completion failed: {c:?}"));
+            }
+            if c.opcode == zcddp::WC_RECV {
+                break Ok(*c);
+            }
         };
-        if c.status != zcddp::WC_SUCCESS {
-            return Err(format!("completion failed: {c:?}"));
-        }
-        if c.opcode == zcddp::WC_RECV {
-            break *c;
-        }
-    };
+        stop.store(true, Ordering::Relaxed);
+        (c, w.and_then(|w| w.join().ok()))
+    });
+    let c = c?;
     if c.byte_len as usize != MSG {
         return Err(format!("received bogus message, size {}", c.byte_len));
     }
     let (len2, hash2) = zcddp::get_words(recv.bytes());
     let got = fnv1a(&region.bytes()[..len as usize]);
+    if let Some((scans, blocks)) = seen {
+        // Sightings of a block that stays zero in the file are no proof.
+        let bytes = region.bytes();
+        let ahead = blocks
+            .iter()
+            .filter(|&&b| head(bytes, b * BLOCK) != 0)
+            .count();
+        println!("watch scans={scans} ahead={ahead}");
+    }
     let ok = len2 == len && hash2 == hash && got == hash;
     zcddp::put_words(sendb.bytes_mut(), u64::from(ok), got);
     send(s, &sendb)?;
@@ -275,6 +321,59 @@ fn server(s: &TcpStream, o: &Opts) -> Result<(), String> {
     }
     println!("server received {len} bytes hash={got:016x} verified");
     Ok(())
+}
+
+/// The watch's block, and the distance it needs between a written block
+/// and a zero one below it (two of the sender's FPDUs: two bytes of one
+/// FPDU may be copied in any order).
+const BLOCK: usize = 512;
+const APART: usize = 8192 / BLOCK;
+/// Sightings kept.
+const SIGHTINGS: usize = 4096;
+
+/// The first 8 bytes of `b` at `off` as a word (0 past its end).
+fn head(b: &[u8], off: usize) -> u64 {
+    b.get(off..off + 8)
+        .and_then(|w| w.try_into().ok())
+        .map_or(0, u64::from_ne_bytes)
+}
+
+/// Watches `len` bytes at `addr` (the server's region, written by zcddp)
+/// until `stop`: the scans made and the blocks seen still zero at least
+/// [`APART`] blocks below one already written (scanning from the end down,
+/// so the written block was seen first).
+fn watch(addr: usize, len: usize, stop: &AtomicBool) -> (u64, Vec<usize>) {
+    let blocks = len / BLOCK;
+    let mut seen = Vec::new();
+    let mut scans = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        scans += 1;
+        let mut top = None;
+        for k in (0..blocks).rev() {
+            let mut w = 0u64;
+            for i in 0..8 {
+                // SAFETY: `addr..addr + len` is the server's registered
+                // buffer, alive (and registered) until the scope this
+                // thread runs in ends; zcddp writes it concurrently, so the
+                // bytes are read volatile, one by one, and only compared
+                // with zero.
+                let b = unsafe { std::ptr::read_volatile((addr + k * BLOCK + i) as *const u8) };
+                w = w << 8 | u64::from(b);
+            }
+            match top {
+                None if w != 0 => top = Some(k),
+                Some(t) if w == 0 && t - k >= APART => {
+                    if seen.len() < SIGHTINGS {
+                        seen.push(k);
+                    }
+                    break;
+                }
+                _ => {}
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    (scans, seen)
 }
 
 fn main() -> ExitCode {

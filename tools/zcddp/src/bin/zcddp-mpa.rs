@@ -5,11 +5,12 @@
 //! zcddp-mpa -s|-c -a ADDR [-p PORT] [--crc] [--crc-strict] [--markers]
 //!           [--no-markers] [--p2p send,write,read] [--rev N] [--ird N]
 //!           [--ord N] [--pd TEXT] [--timeout MS] [--hold MS] [--no-startup]
-//!           [--serve MS lwr]
+//!           [--serve MS lwrn]
 //! ```
 //!
 //! `--serve MS ACCESS` then registers a 4 KiB pattern with ACCESS (letters
-//! l, w, r: local write, remote write, remote read), posts a 64-byte
+//! l, w, r: local write, remote write, remote read; n: the peer cannot
+//! invalidate it, so it takes out-of-order placement), posts a 64-byte
 //! receive, prints `mr stag= addr= len= dead= hash0=` (dead: a deregistered
 //! STag), the completions for MS ms, and `mr hash= recv=` (the region's hash
 //! and the received text), for the security tests.
@@ -89,8 +90,9 @@ fn parse() -> Result<Opts, String> {
                         'l' => zcddp::ACCESS_LOCAL_WRITE,
                         'w' => zcddp::ACCESS_REMOTE_WRITE,
                         'r' => zcddp::ACCESS_REMOTE_READ,
+                        'n' => zcddp::ACCESS_NO_REMOTE_INV,
                         '-' => 0,
-                        _ => return Err(format!("--serve: access letters lwr, not {c}")),
+                        _ => return Err(format!("--serve: access letters lwrn, not {c}")),
                     };
                 }
                 o.serve = Some((ms, acc));

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Out-of-order direct placement: the kernel glue around the decision
+//! engine (`rust/wire/ooo.rs`, Documentation/networking/zcddp.rst).
+//!
+//! A netfilter hook (`rust/helpers/tcp_ulp.c`) schedules the socket's work
+//! item when a TCP segment with payload arrives ahead of `rcv_nxt`. The work
+//! item (socket locked, which serialises it with the in-order path and
+//! keeps TCP's out-of-order queue still) first runs the in-order path, then
+//! [`Qp::ooo_walk`]: it copies what TCP accepted into its out-of-order queue
+//! and has not been scanned yet into a scratch buffer allocated at start-up,
+//! hands it to [`engine::scan`] and, for each placement, checks the
+//! registration (valid, this connection's, the access, the bounds, the
+//! peer unable to invalidate it; for a Read Response also an outstanding
+//! Read's sink), records the FPDU's sequence range in a [`PlacedSet`] and
+//! its CRC, and only then copies the payload into the registered memory.
+//!
+//! The in-order path still parses every FPDU and acts on it in order
+//! (completions keep RFC 5040's order); for an FPDU whose range was
+//! recorded with the same CRC it skips only the copy. A recorded range met
+//! with another CRC (a retransmission with other bytes) is copied again.
+
+use super::Qp;
+use crate::stat::{self, s};
+use crate::uapi;
+use crate::wire::{
+    mpa::{self, Fpdu, FpduLayout},
+    ooo::{self as engine, PlacedSet, Placement, Refusal, SeqRange, Stream},
+    rdmap::Opcode,
+};
+use crate::zcnet::ulp::Locked;
+use kernel::prelude::*;
+
+/// The scratch buffer: TCP payload is scanned in windows of at most this.
+pub(super) const SCRATCH: usize = 16384;
+/// FPDUs placed out of order and not yet met in order, with their CRCs.
+const RECS: usize = 256;
+/// Ranges of the placed set (the engine's intended size).
+const RANGES: usize = 32;
+/// The walk's bounds per run: windows scanned and bytes; past them the
+/// work item runs again.
+const STEPS_PER_RUN: usize = 64;
+const BYTES_PER_RUN: usize = 256 * 1024;
+
+/// One FPDU placed out of order.
+#[derive(Clone, Copy)]
+struct Rec {
+    fpdu: SeqRange,
+    crc: [u8; 4],
+}
+
+/// The connection's out-of-order state (CRC negotiated only).
+pub(crate) struct Ooo {
+    /// Placement on (`ZCDDP_OOO`).
+    pub(super) on: bool,
+    /// Sequence number of stream position 0, once known.
+    mpa_seq: Option<u32>,
+    placed: PlacedSet<RANGES>,
+    recs: KVec<Rec>,
+    /// Out-of-order bytes before this were scanned.
+    scanned: Option<u32>,
+    scratch: KVVec<u8>,
+}
+
+/// What the in-order path does with an FPDU.
+pub(super) struct InOrder {
+    range: SeqRange,
+    /// Placed out of order with the same CRC: no copy.
+    pub(super) skip: bool,
+}
+
+impl Ooo {
+    /// The state of a connection that negotiated CRC.
+    pub(super) fn new(on: bool) -> Result<Self> {
+        let mut recs = KVec::new();
+        recs.reserve(RECS, GFP_KERNEL)?;
+        Ok(Self {
+            on,
+            mpa_seq: None,
+            placed: PlacedSet::new(0),
+            recs,
+            scanned: None,
+            scratch: KVVec::from_elem(0u8, SCRATCH, GFP_KERNEL)?,
+        })
+    }
+
+    /// The in-order parser is at stream position `pos` and TCP's next byte
+    /// to read is `copied`: the mapping between them, taken once (it never
+    /// changes; every byte read goes to the parser).
+    pub(super) fn sync(&mut self, copied: u32, pos: u32) {
+        if self.mpa_seq.is_none() {
+            self.mpa_seq = Some(copied.wrapping_sub(pos));
+            self.placed = PlacedSet::new(copied);
+        }
+    }
+
+    /// The in-order path completed FPDU `f` (its bytes in `fbuf`, markers
+    /// removed): whether its copy can be skipped. Counts a recorded range
+    /// met with other bytes.
+    pub(super) fn in_order(
+        &self,
+        sk: &Locked<'_>,
+        fbuf: &[u8],
+        f: &Fpdu,
+        markers: bool,
+    ) -> Option<InOrder> {
+        let m = self.mpa_seq?;
+        let l = FpduLayout::new(f.start, f.ulpdu_len, markers).ok()?;
+        let range = SeqRange::new(m.wrapping_add(f.start), m.wrapping_add(l.next_start()));
+        if !self.placed.overlaps(range) {
+            return Some(InOrder { range, skip: false });
+        }
+        let n = mpa::fpdu_len(f.ulpdu_len);
+        let crc = fbuf
+            .get(n.saturating_sub(mpa::CRC_LEN)..n)
+            .and_then(|c| <[u8; 4]>::try_from(c).ok());
+        let skip = self.placed.contains(range)
+            && self
+                .recs
+                .iter()
+                .any(|r| r.fpdu == range && Some(r.crc) == crc);
+        if !skip {
+            stat::add(sk.net(), s::OOO_RETRANS_DIFFER, 1);
+        }
+        Some(InOrder { range, skip })
+    }
+
+    /// The in-order path consumed the stream up to the end of `io`.
+    pub(super) fn consumed(&mut self, io: &InOrder) {
+        let end = io.range.end;
+        self.placed.advance(end);
+        self.recs.retain(|r| engine::after(r.fpdu.end, end));
+    }
+
+    /// Every record goes (a registration went: an STag may come back
+    /// naming other memory); the in-order path copies everything again.
+    pub(super) fn forget(&mut self) {
+        self.placed = PlacedSet::new(self.placed.floor());
+        self.recs.clear();
+    }
+}
+
+/// The last 4 FPDU bytes (its CRC) of the FPDU `fpdu` in `seg`, whose first
+/// byte has sequence number `seq`; markers skipped.
+fn fpdu_crc(seg: &[u8], seq: u32, fpdu: SeqRange, mpa_seq: u32, markers: bool) -> Option<[u8; 4]> {
+    let mut out = [0u8; 4];
+    let mut need = 4;
+    let mut at = fpdu.end.wrapping_sub(seq) as usize;
+    // At most one marker in the last 8 bytes.
+    for _ in 0..8 {
+        if need == 0 {
+            break;
+        }
+        at = at.checked_sub(1)?;
+        let pos = seq.wrapping_add(at as u32).wrapping_sub(mpa_seq);
+        if markers && (pos % mpa::MARKER_INTERVAL) < mpa::MARKER_LEN as u32 {
+            continue;
+        }
+        need -= 1;
+        *out.get_mut(need)? = *seg.get(at)?;
+    }
+    (need == 0).then_some(out)
+}
+
+/// The length of the whole FPDUs at the start of `b` (no markers), walking
+/// their length fields: where a window cut from a longer skb may end.
+fn whole_fpdus(b: &[u8]) -> usize {
+    let mut off = 0usize;
+    while let Some(h) = b.get(off..off + 2) {
+        let n = mpa::fpdu_len(usize::from(u16::from_be_bytes([h[0], h[1]])));
+        match off.checked_add(n) {
+            Some(e) if e <= b.len() => off = e,
+            _ => break,
+        }
+    }
+    off
+}
+
+impl Qp {
+    /// Places what TCP holds out of order (socket locked, after the
+    /// in-order path took what it could), within the run's bounds.
+    pub(super) fn ooo_walk(&mut self, sk: &Locked<'_>) {
+        if self.error != 0 || !self.live {
+            return;
+        }
+        let Some(mut o) = self.ooo.take() else {
+            return;
+        };
+        if o.on {
+            self.ooo_run(sk, &mut o);
+        }
+        self.ooo = Some(o);
+    }
+
+    fn ooo_run(&mut self, sk: &Locked<'_>, o: &mut Ooo) {
+        let Some(p) = self.parser.as_ref() else {
+            return;
+        };
+        let Some(mpa_seq) = o.mpa_seq else {
+            return;
+        };
+        let (copied, _) = sk.rcv_seqs();
+        let pos = p.position();
+        // Every byte read went to the parser; anything else is a bug: no
+        // placement then.
+        if copied.wrapping_sub(pos) != mpa_seq {
+            return;
+        }
+        let markers = self.rx.markers;
+        // Between FPDUs (and not just after a marker, where the FPDU began
+        // at the marker): the next FPDU starts at the next byte.
+        let boundary =
+            p.at_boundary() && !(markers && pos % mpa::MARKER_INTERVAL <= mpa::MARKER_LEN as u32);
+        let st = Stream {
+            mpa_seq,
+            framing: self.rx,
+            max_ulpdu: mpa::MAX_ULPDU_LEN,
+            rcv_nxt: copied,
+            next_fpdu: boundary.then_some(copied),
+        };
+        let mut from = match o.scanned {
+            Some(x) if engine::after(x, copied) => x,
+            _ => copied,
+        };
+        let mut buf = core::mem::take(&mut o.scratch);
+        let (mut steps, mut bytes) = (0usize, 0usize);
+        loop {
+            if steps >= STEPS_PER_RUN || bytes >= BYTES_PER_RUN {
+                // More next run.
+                sk.kick();
+                break;
+            }
+            steps += 1;
+            let piece = match sk.ofo_copy(from, &mut buf) {
+                Ok(Some(x)) => x,
+                _ => break,
+            };
+            let got = buf.get(..piece.len).unwrap_or(&[]);
+            // The rest of the skb in one window: the engine sees it as one
+            // segment (its FPDUs must end where it ends). Longer: cut after
+            // the last whole FPDU its length fields lead to (the CRC still
+            // checks every guess); with markers the engine finds the FPDUs
+            // by them.
+            let whole = piece.seq.wrapping_add(piece.len as u32) == piece.end;
+            let win = if whole || markers {
+                piece.len
+            } else {
+                whole_fpdus(got)
+            };
+            if win == 0 {
+                // An FPDU longer than the scratch buffer: left in order.
+                stat::add(sk.net(), s::OOO_REFUSED, 1);
+                from = piece.end;
+                o.scanned = Some(from);
+                continue;
+            }
+            self.ooo_segment(sk, o, &st, piece.seq, got.get(..win).unwrap_or(&[]));
+            from = piece.seq.wrapping_add(win as u32);
+            o.scanned = Some(from);
+            bytes += win;
+        }
+        o.scratch = buf;
+    }
+
+    /// One window of out-of-order payload at sequence number `seq`.
+    fn ooo_segment(&mut self, sk: &Locked<'_>, o: &mut Ooo, st: &Stream, seq: u32, seg: &[u8]) {
+        let scan = match engine::scan(st, seq, seg) {
+            Ok(x) => x,
+            Err(Refusal::NotAhead | Refusal::NoData) => return,
+            Err(_) => {
+                stat::add(sk.net(), s::OOO_REFUSED, 1);
+                return;
+            }
+        };
+        let mut refused = 0i64;
+        for d in scan {
+            let ok = match d {
+                Ok(p) => self.ooo_place(sk, o, seq, seg, &p).is_ok(),
+                Err(_) => false,
+            };
+            if !ok {
+                refused += 1;
+            }
+        }
+        if refused != 0 {
+            stat::add(sk.net(), s::OOO_REFUSED, refused);
+        }
+    }
+
+    /// Checks, records and copies one placement.
+    fn ooo_place(
+        &mut self,
+        sk: &Locked<'_>,
+        o: &mut Ooo,
+        seq: u32,
+        seg: &[u8],
+        p: &Placement,
+    ) -> Result<(), ()> {
+        // Placed already (a retransmission that came out of order too).
+        if o.placed.contains(p.fpdu) {
+            return Ok(());
+        }
+        let i = self
+            .regions
+            .iter()
+            .position(|r| r.stag == p.stag && r.valid)
+            .ok_or(())?;
+        let r = self.regions.get(i).ok_or(())?;
+        // A Send with Invalidate still in the hole could invalidate any
+        // other registration before this segment's turn: only those the
+        // peer cannot invalidate.
+        if r.access & uapi::ACCESS_NO_REMOTE_INV == 0 {
+            return Err(());
+        }
+        let reg = engine::Region {
+            stag: r.stag,
+            base_to: r.base,
+            len: r.len,
+            remote_write: r.access & uapi::ACCESS_REMOTE_WRITE != 0,
+            local_write: r.access & uapi::ACCESS_LOCAL_WRITE != 0,
+        };
+        let off = reg.check_placement(p).map_err(|_| ())?;
+        if p.opcode == Opcode::ReadResponse {
+            // Into the sink of a Read this side issued, within it.
+            let end = p.to.checked_add(p.len as u64).ok_or(())?;
+            let sink = self.orq.iter().any(|x| {
+                x.lkey == p.stag
+                    && p.to >= x.addr
+                    && x.addr
+                        .checked_add(u64::from(x.len))
+                        .is_some_and(|e| end <= e)
+            });
+            if !sink {
+                return Err(());
+            }
+        }
+        let mpa_seq = o.mpa_seq.ok_or(())?;
+        let crc = fpdu_crc(seg, seq, p.fpdu, mpa_seq, self.rx.markers).ok_or(())?;
+        if o.recs.len() >= RECS {
+            return Err(());
+        }
+        // Recorded first, then copied.
+        o.placed.insert(p.fpdu).map_err(|_| ())?;
+        o.recs
+            .push_within_capacity(Rec { fpdu: p.fpdu, crc })
+            .map_err(|_| ())?;
+        let mut n = 0usize;
+        let mut copy = || -> Result<(), ()> {
+            let mr = &mut self.regions.get_mut(i).ok_or(())?.mr;
+            for piece in p.pieces() {
+                let b = seg.get(piece.bytes.clone()).ok_or(())?;
+                let at = off.checked_add(piece.to.wrapping_sub(p.to)).ok_or(())?;
+                mr.write(at, b).map_err(|_| ())?;
+                n += b.len();
+            }
+            Ok(())
+        };
+        let r = copy();
+        if r.is_err() {
+            // Not all of it landed: the in-order path copies it.
+            o.recs.pop();
+        }
+        stat::add(sk.net(), s::BYTES_PLACED_OUT_OF_ORDER, n as i64);
+        r
+    }
+}
