@@ -147,6 +147,8 @@ struct zcnet_ulp_work {
 	/* Kicked for data ahead of rcv_nxt (zcnet_helper_tcp_ulp_set_ofo_kick()),
 	 * counted in zcnet_ulp_ofo_socks; sk locked to change. */
 	bool ofo;
+	/* ofo was ever set: a hook may be scheduling a kick (close waits). */
+	bool ofo_used;
 	/* The out-of-order kick: schedules the work item a jiffy after the
 	 * hook saw the segment (a socket reference held while pending). */
 	struct delayed_work ofo_kick;
@@ -461,8 +463,10 @@ void zcnet_helper_tcp_ulp_set_ofo_kick(struct sock *sk, bool on)
 
 	if (!w || w->dead || w->ofo == on)
 		return;
-	if (on)
+	if (on) {
 		atomic_inc(&zcnet_ulp_ofo_socks);
+		w->ofo_used = true;
+	}
 	WRITE_ONCE(w->ofo, on);
 	if (!on)
 		atomic_dec(&zcnet_ulp_ofo_socks);
@@ -496,6 +500,15 @@ static void zcnet_ulp_work_stop(struct sock *sk)
 	zcnet_ulp_work_unhook(sk, w);
 	zcnet_ulp_ops_restore(sk, w);
 	release_sock(sk);
+	/*
+	 * A hook that read w->ofo and w->dead before the unhook may still be
+	 * about to schedule a kick: it runs under rcu_read_lock(), so after a
+	 * grace period it has, and the cancel below catches the kick. (Without
+	 * this, a kick scheduled after the cancel would outlive the socket's
+	 * ULP data, freed after destroy, and the module.)
+	 */
+	if (w->ofo_used)
+		synchronize_rcu();
 	/* A kick or a run that was queued and now will not run: its
 	 * reference. The kick first: it queues the run (not once w->dead). */
 	if (cancel_delayed_work_sync(&w->ofo_kick))

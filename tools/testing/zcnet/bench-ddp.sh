@@ -18,6 +18,9 @@
 #              its region), RDMA Write bandwidth (Writes back to back, then
 #              a Send siw answers on arrival), each size's last buffers
 #              hashed on both sides
+#   faults     RDMA Write bandwidth zcddp (out-of-order placement on and
+#              off) and siw, and TCP's stream, under netem on the sender's
+#              egress: clean, 1% reordered, 1% lost; rounds, medians
 #   rping      the rping iteration (Send, RDMA Read, Send, Send, RDMA
 #              Write, Send: zcddp-ping's and rping's sequence) zcddp-ping to
 #              zcddp-ping, zcddp-ping to rping on siw, rping to rping on
@@ -120,15 +123,19 @@ says() {
 # perf TOOL SIZE ARGS: one perftest run, its result line. The server is
 # ready when it says it waits for the client (an rdma_cm listen is no
 # socket that ss shows).
+# PERF_TAG names the files of runs of the same tool and size apart.
 perf() {
   local tool=$1 size=$2 port=18515; shift 2
-  ip netns exec b timeout 120 "$tool" -d siwpb -R -p $port -s "$size" "$@" > "$out/$tool-$size.s" 2>&1 &
+  local f="$out/$tool-$size${PERF_TAG:-}"
+  # A server file left by an earlier run would say it waits at once.
+  rm -f "$f.s"
+  ip netns exec b timeout 120 "$tool" -d siwpb -R -p $port -s "$size" "$@" > "$f.s" 2>&1 &
   local ps=$!
-  says "$out/$tool-$size.s" 'Waiting for client' $ps
-  ip netns exec a timeout 120 "$tool" -d siwpa -R -p $port -s "$size" "$@" "$PB" > "$out/$tool-$size.c" 2>&1
+  says "$f.s" 'Waiting for client' $ps
+  ip netns exec a timeout 120 "$tool" -d siwpa -R -p $port -s "$size" "$@" "$PB" > "$f.c" 2>&1
   wait $ps
   # The result line: the size first, then numbers only.
-  awk -v s="$size" '$1 == s && $2 ~ /^[0-9]+$/ { print; exit }' "$out/$tool-$size.c"
+  awk -v s="$size" '$1 == s && $2 ~ /^[0-9]+$/ { print; exit }' "$f.c"
 }
 if [ -n "$psiw" ]; then
   for s in $LAT_SIZES; do
@@ -143,10 +150,41 @@ if [ -n "$psiw" ]; then
     # bytes iterations BW_peak BW_average[MiB/s] MsgRate
     l=$(perf ib_write_bw "$s" -D "$SECS")
     echo "# ib_write_bw $s: ${l:-failed}"
-    [ -z "$l" ] && { tail -n 5 "$out/ib_write_bw-$s.s" "$out/ib_write_bw-$s.c"; break; }
+    # (ib_write_bw on siw fails now and then, at any size: the next may not.)
+    [ -z "$l" ] && { tail -n 5 "$out/ib_write_bw-$s.s" "$out/ib_write_bw-$s.c"; continue; }
     row siw write_bw "$s" "$(awk '{ printf "%.3f", $4 * 1.048576 }' <<<"$l")" MB/s
   done
 fi
+# RDMA Write bandwidth under faults on the sender's egress (netem; this
+# iproute2 may not take a seed, then netem's own): clean, 1% of the
+# segments reordered (sent at once while the rest wait 2 ms), 1% lost.
+# FAULT_SIZE bytes a Write, FAULT_ROUNDS rounds (medians). siw to siw here
+# on pa/pb (perftest); zcddp to zcddp with out-of-order placement on and
+# off, and TCP's stream, on va/vb at the end (each round reloads zcddp).
+FAULT_SIZE=65536
+FAULT_ROUNDS=3
+FAULTS="clean:|reorder1:delay 2ms reorder 1%|loss1:loss 1%"
+IFS='|' read -r -a faults <<< "$FAULTS"
+netem() { # NS DEV NETEM-ARGS (empty: none)
+  ip netns exec "$1" tc qdisc del dev "$2" root 2>/dev/null
+  [ -z "$3" ] && return 0
+  # shellcheck disable=SC2086 # netem's words
+  ip netns exec "$1" tc qdisc add dev "$2" root netem $3 seed 1 2>/dev/null ||
+    ip netns exec "$1" tc qdisc add dev "$2" root netem $3
+}
+if [ -n "$psiw" ]; then
+  for r in $(seq "$FAULT_ROUNDS"); do
+    for f in "${faults[@]}"; do
+      name=${f%%:*} args=${f#*:}
+      netem a pa "$args"
+      l=$(PERF_TAG="-$name-$r" perf ib_write_bw "$FAULT_SIZE" -D "$SECS")
+      [ -n "$l" ] && row "siw@$name" write_bw "$FAULT_SIZE" "$(awk '{ printf "%.3f", $4 * 1.048576 }' <<<"$l")" MB/s
+      echo "# faults $name, round $r: siw ${l:-failed}"
+    done
+    netem a pa ""
+  done
+fi
+
 if [ -n "$psiw" ]; then
   ip netns exec a rdma link delete siwpa
   ip netns exec b rdma link delete siwpb
@@ -222,6 +260,49 @@ for s in 64 65535; do
     rp siw-zcddp $s "$ITERS" zcddp-ping -- rping
     rp siw-siw $s "$ITERS" rping -- rping
   fi
+done
+
+# The faults on va/vb: zcddp with out-of-order placement on (ooo=1, the
+# default) and off (ooo=0: in order only, as siw places), and TCP's stream.
+jbw() { # JSON: the one bandwidth row's MB/s
+  python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["bandwidth"][0]["mbytes_per_s"])' "$1" 2>/dev/null
+}
+# zb KIND PATH TAG PORT: one zcbench KIND (tcp, ddp) bandwidth run, as PATH@NAME.
+zb() {
+  local v=
+  ip netns exec a zcbench "$1" --connect "$B:$4" --json "$out/$2-$3.json" --label "$2-$3" \
+    --lat-sizes none --bw-sizes "$FAULT_SIZE" --seconds "$SECS" > "$out/$2-$3.txt" 2>&1 &&
+    v=$(jbw "$out/$2-$3.json") && row "$2@$name" write_bw "$FAULT_SIZE" "$v" MB/s
+  echo "# faults $name: $2 ${v:-failed}"
+}
+for r in $(seq "$FAULT_ROUNDS"); do
+  for ooo in 1 0; do
+    path=zcddp; [ $ooo = 0 ] && path=zcddp-inorder
+    if ! { rmmod zcddp && insmod "$ZCNET_ROOT/net/ddp/zcddp.ko" ooo=$ooo; }; then
+      echo "# zcddp not reloaded with ooo=$ooo"; continue
+    fi
+    ip netns exec b zcbench ddp-serve --listen "$B:5303" > "$out/ddp-serve-$path-$r.log" 2>&1 &
+    fps=$!
+    listening b 5303
+    for f in "${faults[@]}"; do
+      name=${f%%:*} args=${f#*:}
+      netem a va "$args"
+      zb ddp $path "$name-$r" 5303
+    done
+    netem a va ""
+    kill $fps 2>/dev/null; wait $fps 2>/dev/null
+  done
+  for f in "${faults[@]}"; do
+    name=${f%%:*} args=${f#*:}
+    netem a va "$args"
+    # (zcbench serve takes one connection.)
+    ip netns exec b zcbench serve --listen "$B:5304" > "$out/tcp-serve-$name-$r.log" 2>&1 &
+    fpt=$!
+    listening b 5304
+    zb tcp tcp "$name-$r" 5304
+    kill $fpt 2>/dev/null; wait $fpt 2>/dev/null
+  done
+  netem a va ""
 done
 
 python3 "$Z/bench-ddp.py" "$out"

@@ -60,7 +60,11 @@ fn e(what: &str, err: io::Error) -> io::Error {
 
 impl<'s> Bufs<'s> {
     fn new(s: &'s Sock) -> io::Result<Self> {
-        let rw = zcddp::ACCESS_LOCAL_WRITE | zcddp::ACCESS_REMOTE_READ | zcddp::ACCESS_REMOTE_WRITE;
+        // No peer invalidates it: out-of-order placement may land in it.
+        let rw = zcddp::ACCESS_LOCAL_WRITE
+            | zcddp::ACCESS_REMOTE_READ
+            | zcddp::ACCESS_REMOTE_WRITE
+            | zcddp::ACCESS_NO_REMOTE_INV;
         let b = Bufs {
             rx: Mr::new(s, MAX, zcddp::ACCESS_LOCAL_WRITE).map_err(|x| e("register", x))?,
             tx: Mr::new(s, MAX, 0).map_err(|x| e("register", x))?,
