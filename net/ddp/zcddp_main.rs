@@ -58,12 +58,22 @@ module! {
             default: 1,
             description: "Out-of-order placement on new connections (1, the default) or off (0); ZCDDP_OOO per socket",
         },
+        rxdirect: u32 {
+            default: 1,
+            description: "In-order direct placement: payload copied once, from TCP's skbs into the registration (1, the default), or staged and copied three times (0); for comparison",
+        },
     },
 }
 
 /// Out-of-order placement on new connections (the parameter `ooo`).
 pub(crate) fn ooo_default() -> bool {
     *module_parameters::ooo.value() != 0
+}
+
+/// In-order direct placement on new connections (the parameter
+/// `rxdirect`).
+pub(crate) fn rx_direct_default() -> bool {
+    *module_parameters::rxdirect.value() != 0
 }
 
 /// The largest ULPDU zcddp sends (and takes, receiving).
