@@ -92,7 +92,7 @@ bench-native: setup modules tools
 
 bench-ddp: setup modules tools
 	@$(ROOT)/scripts/run-guest.sh --topo veth --timeout 3600 --log $(ROOT)/out/bench-ddp.log -v \
-		$(ROOT)/tools/testing/zcnet/bench-ddp.sh $(foreach v,ZCBENCH_SECONDS ZCBENCH_ITERS,$(if $($(v)),$(v)=$($(v))))
+		$(ROOT)/tools/testing/zcnet/bench-ddp.sh $(foreach v,ZCBENCH_SECONDS ZCBENCH_ITERS BENCH_DDP_PARTS,$(if $($(v)),$(v)=$($(v))))
 
 FUZZ_SECONDS ?= 20
 fuzz:

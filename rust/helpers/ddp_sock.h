@@ -81,4 +81,14 @@ int zcnet_helper_ddp_queue_crc32c(struct sock *sk, u32 off, size_t len, u32 *crc
 int zcnet_helper_ddp_consume(struct sock *sk, size_t len);
 /* sk's receive buffer size (sk_rcvbuf). */
 unsigned int zcnet_helper_ddp_rcvbuf(const struct sock *sk);
+/*
+ * Whether a reader of sk (locked) may leave the bytes queued and wait for
+ * missing more: TCP holds nothing out of order (no hole whose filling
+ * competes for receive memory), its receive memory is under half the
+ * buffer, and the window it advertised lets the peer send them
+ * (tcp_receive_window()). TCP opens its window only as bytes are read and
+ * drops what it has no memory for, so waiting otherwise could stall the
+ * stream.
+ */
+bool zcnet_helper_ddp_can_wait(const struct sock *sk, unsigned int missing);
 #endif

@@ -219,6 +219,18 @@ impl Locked<'_> {
         // SAFETY: By the type invariant the socket is live; one field read.
         unsafe { ext::zcnet_helper_ddp_rcvbuf(self.as_raw()) as usize }
     }
+
+    /// Whether a reader may leave the queued bytes and wait for `missing`
+    /// more: nothing is held out of order, receive memory is under half
+    /// the buffer, and the window advertised lets the peer send them (TCP
+    /// opens its window only as bytes are read, and drops what it has no
+    /// memory for).
+    pub fn can_wait(&self, missing: usize) -> bool {
+        let m = u32::try_from(missing).unwrap_or(u32::MAX);
+        // SAFETY: By the type invariant the socket is locked; the helper
+        // reads fields of it.
+        unsafe { ext::zcnet_helper_ddp_can_wait(self.as_raw(), m) }
+    }
 }
 
 /// A queue walk's result: whether the bytes were there (`ENODATA`: not).

@@ -96,7 +96,7 @@ impl Qp {
         };
         match sk.peek(0, len) {
             Ok(true) => {}
-            Ok(false) => return Step::Wait(mpa::HDR_LEN as u32),
+            Ok(false) => return self.wait_for(sk, mpa::HDR_LEN, STAGE),
             Err(_) => return self.stage(s::RX_STAGED_FRAMING, STAGE),
         }
         let u = usize::from(u16::from_be_bytes([h[0], h[1]]));
@@ -108,7 +108,7 @@ impl Qp {
         }
         match sk.peek(0, &mut h) {
             Ok(true) => {}
-            Ok(false) => return Step::Wait(PEEK as u32),
+            Ok(false) => return self.wait_for(sk, PEEK, total),
             Err(_) => return self.stage(s::RX_STAGED_FRAMING, total),
         }
         let hl = if h[2] & ddp::FLAG_TAGGED != 0 {
@@ -134,7 +134,7 @@ impl Qp {
             return self.stage(s::RX_STAGED_FRAMING, total);
         }
         if (sk.inq() as usize) < total {
-            return Step::Wait(total as u32);
+            return self.wait_for(sk, total, total);
         }
         let mut field = [0u8; 4];
         let crc_at = (total - mpa::CRC_LEN) as u32;
@@ -183,6 +183,19 @@ impl Qp {
             self.terminate(sk, code, Some(ulpdu_hdr));
         }
         Step::Placed
+    }
+
+    /// TCP holds fewer than the `need` bytes the next step looks at: wait
+    /// for them, leaving what came queued, if TCP can take them without a
+    /// read ([`Locked::can_wait`]); if not, the staging path takes (at
+    /// most `n` of) them now.
+    fn wait_for(&mut self, sk: &Locked<'_>, need: usize, n: usize) -> Step {
+        let queued = sk.inq() as usize;
+        let missing = need.saturating_sub(queued);
+        if queued > 0 && !sk.can_wait(missing) {
+            return self.stage(s::RX_STAGED_FRAMING, n);
+        }
+        Step::Wait(need as u32)
     }
 
     /// The staging path takes the next `n` bytes; their payload counts

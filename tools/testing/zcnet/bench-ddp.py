@@ -83,19 +83,38 @@ def main():
         print("RDMA Write bandwidth under faults, MB/s, medians of {} rounds (netem on the"
               " sender's egress; tcp: its stream, the floor)".format(
                   max(len(v) for k, v in rounds.items() if "@" in k[0])))
-        print("(in order: zcddp with out-of-order placement off, module parameter ooo=0)")
-        print("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>14} {:>12}".format(
-            "netem", "bytes", "tcp", "zcddp", "in order", "siw", "zcddp/siw", "zcddp/inorder",
-            "zcddp/clean"))
+        print("(in order: zcddp with out-of-order placement off, module parameter ooo=0;"
+              " staged: in-order direct placement off, rxdirect=0)")
+        print("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>14} {:>13} {:>12}".format(
+            "netem", "bytes", "tcp", "zcddp", "in order", "staged", "siw", "zcddp/siw",
+            "zcddp/inorder", "zcddp/staged", "zcddp/clean"))
         for c in conds:
             for s in sorted({s for p, o, s in runs if p.endswith("@" + c)}):
                 z = runs.get(("zcddp@" + c, "write_bw", s))
                 zi = runs.get(("zcddp-inorder@" + c, "write_bw", s))
+                zs = runs.get(("zcddp-staged@" + c, "write_bw", s))
                 sw = runs.get(("siw@" + c, "write_bw", s))
-                print("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>14} {:>12}".format(
-                    c, s, fmt(runs.get(("tcp@" + c, "write_bw", s))), fmt(z), fmt(zi), fmt(sw),
-                    fmt(ratio(z, sw), "{:.2f}"), fmt(ratio(z, zi), "{:.2f}"),
+                print("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>14} {:>13} {:>12}".format(
+                    c, s, fmt(runs.get(("tcp@" + c, "write_bw", s))), fmt(z), fmt(zi), fmt(zs),
+                    fmt(sw), fmt(ratio(z, sw), "{:.2f}"), fmt(ratio(z, zi), "{:.2f}"),
+                    fmt(ratio(z, zs), "{:.2f}"),
                     fmt(ratio(z, runs.get(("zcddp@clean", "write_bw", s))), "{:.2f}")))
+        print("the same runs: every CPU's busy time per byte, ns/B (both ends share the"
+              " guest), and the receiver's copies per payload byte (from its counters)")
+        print("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>13} {:>9} {:>9} {:>9}".format(
+            "netem", "bytes", "tcp", "zcddp", "in order", "staged", "zcddp/staged",
+            "copies", "in order", "staged"))
+        for c in conds:
+            for s in sorted({s for p, o, s in runs if p.endswith("@" + c)}):
+                def g(p, o):
+                    return runs.get((p + "@" + c, o, s))
+                print("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>13} {:>9} {:>9} {:>9}".format(
+                    c, s, fmt(g("tcp", "sys_cpu"), "{:.2f}"), fmt(g("zcddp", "sys_cpu"), "{:.2f}"),
+                    fmt(g("zcddp-inorder", "sys_cpu"), "{:.2f}"),
+                    fmt(g("zcddp-staged", "sys_cpu"), "{:.2f}"),
+                    fmt(ratio(g("zcddp", "sys_cpu"), g("zcddp-staged", "sys_cpu")), "{:.2f}"),
+                    fmt(g("zcddp", "copies"), "{:.2f}"), fmt(g("zcddp-inorder", "copies"), "{:.2f}"),
+                    fmt(g("zcddp-staged", "copies"), "{:.2f}")))
     paths = ["zcddp-zcddp", "zcddp-siw", "siw-zcddp", "siw-siw"]
     sizes = sorted({s for p, o, s in runs if o == "rping_iter"})
     if sizes:

@@ -19,8 +19,11 @@
 #              a Send siw answers on arrival), each size's last buffers
 #              hashed on both sides
 #   faults     RDMA Write bandwidth zcddp (out-of-order placement on and
-#              off) and siw, and TCP's stream, under netem on the sender's
-#              egress: clean, 1% reordered, 1% lost; rounds, medians
+#              off, in-order direct placement off) and siw, and TCP's
+#              stream, under netem on the sender's egress: clean, 1%
+#              reordered, 1% lost; rounds, medians; for zcddp also every
+#              CPU's busy time per byte and the receiver's copies per
+#              payload byte (from its counters)
 #   rping      the rping iteration (Send, RDMA Read, Send, Send, RDMA
 #              Write, Send: zcddp-ping's and rping's sequence) zcddp-ping to
 #              zcddp-ping, zcddp-ping to rping on siw, rping to rping on
@@ -29,16 +32,20 @@
 # bench-ddp.py prints the medians side by side and the ratios. Results:
 # $ZCNET_ARTIFACTS (runs.tsv and the programs' own outputs).
 #
-#   bench-ddp.sh [ZCBENCH_SECONDS=2] [ZCBENCH_ITERS=200]
+#   bench-ddp.sh [ZCBENCH_SECONDS=2] [ZCBENCH_ITERS=200] [BENCH_DDP_PARTS=all]
+# BENCH_DDP_PARTS: the parts to run, of main (tcp, zcddp, siw), siwverbs
+# (zcddp-siw), faults and rping, comma-separated; all by default.
 set -u
 for a in "$@"; do
   case "$a" in
     "") ;;
-    ZCBENCH_SECONDS=*|ZCBENCH_ITERS=*) export "${a?}" ;;
+    ZCBENCH_SECONDS=*|ZCBENCH_ITERS=*|BENCH_DDP_PARTS=*) export "${a?}" ;;
     *) echo "bench-ddp: unknown argument $a"; exit 2 ;;
   esac
 done
 SECS=${ZCBENCH_SECONDS:-2}
+# part NAME: whether part NAME runs.
+part() { case ",${BENCH_DDP_PARTS:-all}," in *,all,*|*,"$1",*) return 0 ;; esac; return 1; }
 ITERS=${ZCBENCH_ITERS:-200}
 LAT_SIZES="4 64 1024 4096 65536 1048576"
 BW_SIZES="4096 65536 1048576"
@@ -65,23 +72,25 @@ listening() {
   return 1
 }
 
-# Plain TCP.
-ip netns exec b zcbench serve --listen "$B:5301" > "$out/tcp-serve.log" 2>&1 &
-ps=$!
-listening b 5301
-ip netns exec a zcbench tcp --connect "$B:5301" --json "$out/tcp.json" --label tcp \
-  --lat-sizes "$(csv $LAT_SIZES)" --bw-sizes "$(csv $BW_SIZES)" --iters "$ITERS" --seconds "$SECS" \
-  | tee "$out/tcp.txt" || echo "# tcp failed"
-kill $ps 2>/dev/null; wait $ps 2>/dev/null
+if part main; then
+  # Plain TCP.
+  ip netns exec b zcbench serve --listen "$B:5301" > "$out/tcp-serve.log" 2>&1 &
+  ps=$!
+  listening b 5301
+  ip netns exec a zcbench tcp --connect "$B:5301" --json "$out/tcp.json" --label tcp \
+    --lat-sizes "$(csv $LAT_SIZES)" --bw-sizes "$(csv $BW_SIZES)" --iters "$ITERS" --seconds "$SECS" \
+    | tee "$out/tcp.txt" || echo "# tcp failed"
+  kill $ps 2>/dev/null; wait $ps 2>/dev/null
 
-# zcddp to zcddp.
-ip netns exec b zcbench ddp-serve --listen "$B:5302" > "$out/ddp-serve.log" 2>&1 &
-ps=$!
-listening b 5302
-ip netns exec a zcbench ddp --connect "$B:5302" --json "$out/zcddp.json" --label zcddp \
-  --lat-sizes "$(csv $LAT_SIZES)" --bw-sizes "$(csv $BW_SIZES)" --iters "$ITERS" --seconds "$SECS" \
-  | tee "$out/zcddp.txt" || { echo "# zcddp failed"; cat "$out/ddp-serve.log"; }
-kill $ps 2>/dev/null; wait $ps 2>/dev/null
+  # zcddp to zcddp.
+  ip netns exec b zcbench ddp-serve --listen "$B:5302" > "$out/ddp-serve.log" 2>&1 &
+  ps=$!
+  listening b 5302
+  ip netns exec a zcbench ddp --connect "$B:5302" --json "$out/zcddp.json" --label zcddp \
+    --lat-sizes "$(csv $LAT_SIZES)" --bw-sizes "$(csv $BW_SIZES)" --iters "$ITERS" --seconds "$SECS" \
+    | tee "$out/zcddp.txt" || { echo "# zcddp failed"; cat "$out/ddp-serve.log"; }
+  kill $ps 2>/dev/null; wait $ps 2>/dev/null
+fi
 
 # siw to siw with perftest. perftest's server listens on the wildcard
 # address, so rdma_cm listens on every siw device; siw makes each listening
@@ -137,7 +146,7 @@ perf() {
   # The result line: the size first, then numbers only.
   awk -v s="$size" '$1 == s && $2 ~ /^[0-9]+$/ { print; exit }' "$f.c"
 }
-if [ -n "$psiw" ]; then
+if [ -n "$psiw" ] && part main; then
   for s in $LAT_SIZES; do
     # bytes iterations t_min t_max t_typical t_avg ...
     l=$(perf ib_write_lat "$s" -n "$ITERS")
@@ -172,7 +181,7 @@ netem() { # NS DEV NETEM-ARGS (empty: none)
   ip netns exec "$1" tc qdisc add dev "$2" root netem $3 seed 1 2>/dev/null ||
     ip netns exec "$1" tc qdisc add dev "$2" root netem $3
 }
-if [ -n "$psiw" ]; then
+if [ -n "$psiw" ] && part faults; then
   for r in $(seq "$FAULT_ROUNDS"); do
     for f in "${faults[@]}"; do
       name=${f%%:*} args=${f#*:}
@@ -222,7 +231,7 @@ vt() {
     bad=1
   fi
 }
-if [ -n "$siw" ]; then
+if [ -n "$siw" ] && part siwverbs; then
   for s in $(printf '%s\n' $LAT_SIZES $BW_SIZES | sort -n -u); do
     f=
     case " $LAT_SIZES " in *" $s "*) f="-L $ITERS" ;; esac
@@ -254,6 +263,7 @@ rp() {
   fi
 }
 for s in 64 65535; do
+  part rping || break
   rp zcddp-zcddp $s "$ITERS" zcddp-ping -- zcddp-ping
   if [ -n "$siw" ]; then
     rp zcddp-siw $s "$ITERS" rping -- zcddp-ping
@@ -263,23 +273,47 @@ for s in 64 65535; do
 done
 
 # The faults on va/vb: zcddp with out-of-order placement on (ooo=1, the
-# default) and off (ooo=0: in order only, as siw places), and TCP's stream.
-jbw() { # JSON: the one bandwidth row's MB/s
-  python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["bandwidth"][0]["mbytes_per_s"])' "$1" 2>/dev/null
+# default) and off (ooo=0: in order only, as siw places), zcddp with
+# in-order direct placement off (rxdirect=0: every received byte staged,
+# three copies), and TCP's stream.
+jbw() { # JSON KEY: the one bandwidth row's KEY
+  python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["bandwidth"][0][sys.argv[2]])' "$1" "$2" 2>/dev/null
+}
+# zstat NAME: a counter of b's /proc/net/zcddp_stat (0 without zcddp).
+zstat() { ip netns exec b awk -v n="$1" '$1 == n { v = $2 } END { print v + 0 }' /proc/net/zcddp_stat 2>/dev/null || echo 0; }
+# copies: b's received payload bytes and their copies so far: placed
+# directly (one copy, skb to registration), out of order (two: out of
+# TCP's out-of-order queue into a scratch buffer, then into the
+# registration; not copied again in order), staged (three: out of TCP,
+# through the parser, into the registration).
+copies() {
+  echo "$(zstat ZcddpBytesPlaced) $(( $(zstat ZcddpRxBytesDirect) + 2 * $(zstat ZcddpBytesPlacedOutOfOrder) +
+    3 * ( $(zstat ZcddpRxBytesStagedSmall) + $(zstat ZcddpRxBytesStagedFraming) ) ))"
 }
 # zb KIND PATH TAG PORT: one zcbench KIND (tcp, ddp) bandwidth run, as PATH@NAME.
 zb() {
-  local v=
+  local v= c0 c1
+  c0=$(copies)
   ip netns exec a zcbench "$1" --connect "$B:$4" --json "$out/$2-$3.json" --label "$2-$3" \
     --lat-sizes none --bw-sizes "$FAULT_SIZE" --seconds "$SECS" > "$out/$2-$3.txt" 2>&1 &&
-    v=$(jbw "$out/$2-$3.json") && row "$2@$name" write_bw "$FAULT_SIZE" "$v" MB/s
-  echo "# faults $name: $2 ${v:-failed}"
+    v=$(jbw "$out/$2-$3.json" mbytes_per_s) && row "$2@$name" write_bw "$FAULT_SIZE" "$v" MB/s &&
+    row "$2@$name" sys_cpu "$FAULT_SIZE" "$(jbw "$out/$2-$3.json" sys_cpu_ns_per_byte)" ns/B
+  if [ "$1" = ddp ] && [ -n "$v" ]; then
+    c1=$(copies)
+    set -- $c0 $c1
+    [ $(($3 - $1)) -gt 0 ] && row "$PATHNAME@$name" copies "$FAULT_SIZE" \
+      "$(awk -v p=$(($3 - $1)) -v c=$(($4 - $2)) 'BEGIN { printf "%.3f", c / p }')" copies/B
+  fi
+  echo "# faults $name: $PATHNAME ${v:-failed}"
 }
 for r in $(seq "$FAULT_ROUNDS"); do
-  for ooo in 1 0; do
-    path=zcddp; [ $ooo = 0 ] && path=zcddp-inorder
-    if ! { rmmod zcddp && insmod "$ZCNET_ROOT/net/ddp/zcddp.ko" ooo=$ooo; }; then
-      echo "# zcddp not reloaded with ooo=$ooo"; continue
+  part faults || break
+  for mode in 1:1 0:1 1:0; do
+    ooo=${mode%:*} rxd=${mode#*:}
+    path=zcddp; [ $ooo = 0 ] && path=zcddp-inorder; [ $rxd = 0 ] && path=zcddp-staged
+    PATHNAME=$path
+    if ! { rmmod zcddp && insmod "$ZCNET_ROOT/net/ddp/zcddp.ko" ooo=$ooo rxdirect=$rxd; }; then
+      echo "# zcddp not reloaded with ooo=$ooo rxdirect=$rxd"; continue
     fi
     ip netns exec b zcbench ddp-serve --listen "$B:5303" > "$out/ddp-serve-$path-$r.log" 2>&1 &
     fps=$!
@@ -299,6 +333,7 @@ for r in $(seq "$FAULT_ROUNDS"); do
     ip netns exec b zcbench serve --listen "$B:5304" > "$out/tcp-serve-$name-$r.log" 2>&1 &
     fpt=$!
     listening b 5304
+    PATHNAME=tcp
     zb tcp tcp "$name-$r" 5304
     kill $fpt 2>/dev/null; wait $fpt 2>/dev/null
   done

@@ -3,7 +3,7 @@
 //! RDMA Read both ways, every byte seeded and checked by hash on both sides.
 //!
 //! ```text
-//! zcddp-verbs -s|-c -a ADDR [-p PORT] [-S SIZE] [-r SEED] [--crc]
+//! zcddp-verbs -s|-c -a ADDR [-p PORT] [-S SIZE] [-r SEED] [--crc] [--no-remote-inv]
 //! ```
 //!
 //! `-s` accepts the TCP connection and answers MPA start-up, `-c` connects
@@ -16,6 +16,9 @@
 //! (pattern 'C', checked) and RDMA-Writes pattern 'V' into it, which the
 //! peer checks; the peer's last Send says whether all its checks passed.
 //! Exit status 0 only when every check on both sides passed.
+//! `--no-remote-inv` registers the regions the peer writes into with
+//! `ZCDDP_ACCESS_NO_REMOTE_INV`, so that zcddp may place the peer's
+//! Writes and Read Responses out of order (with CRC).
 //!
 //! With `-L ITERS` and/or `-B SECONDS` it runs the timing modes instead
 //! (siw_verbs.c takes the same flags and describes the exchange): the MPA
@@ -50,6 +53,8 @@ struct Opts {
     size: usize,
     seed: u64,
     flags: u32,
+    /// `--no-remote-inv`: extra access bits of the regions written into.
+    access: u32,
     /// `-L ITERS`: latency iterations (0: none).
     lat: u64,
     /// `-B SECONDS`: bandwidth seconds (0: none).
@@ -62,6 +67,7 @@ fn parse() -> Result<Opts, String> {
         size: 65536,
         seed: 1,
         flags: 0,
+        access: 0,
         lat: 0,
         bw: 0.0,
     };
@@ -74,6 +80,7 @@ fn parse() -> Result<Opts, String> {
             "-S" => o.size = zcddp::num_arg(args.next(), "-S SIZE")?,
             "-r" => o.seed = zcddp::num_arg(args.next(), "-r SEED")?,
             "--crc" => o.flags |= zcddp::F_CRC,
+            "--no-remote-inv" => o.access |= zcddp::ACCESS_NO_REMOTE_INV,
             "-L" => o.lat = zcddp::num_arg(args.next(), "-L ITERS")?,
             "-B" => o.bw = zcddp::num_arg(args.next(), "-B SECONDS")?,
             _ => return Err(format!("unknown argument {a}")),
@@ -162,7 +169,7 @@ fn check(what: &str, got: u64, want: u64) -> bool {
 fn run(s: &TcpStream, o: &Opts, initiator: bool) -> Result<(), String> {
     let size = o.size;
     let sendsz = size.min(SEND_MAX);
-    let lw = zcddp::ACCESS_LOCAL_WRITE;
+    let lw = zcddp::ACCESS_LOCAL_WRITE | o.access;
     let rw = lw | zcddp::ACCESS_REMOTE_READ | zcddp::ACCESS_REMOTE_WRITE;
     let rdata = Mr::new(s, sendsz, lw).map_err(e("reg recv data"))?;
     let rmsg = Mr::new(s, 2 * MSG_LEN, lw).map_err(e("reg recv msgs"))?;
@@ -402,7 +409,7 @@ impl<'s> Timer<'s> {
     fn new(s: &'s TcpStream, o: &Opts) -> Result<Self, String> {
         let size = o.size;
         let slot = size.max(MSG_LEN);
-        let lw = zcddp::ACCESS_LOCAL_WRITE;
+        let lw = zcddp::ACCESS_LOCAL_WRITE | o.access;
         let rw = lw | zcddp::ACCESS_REMOTE_WRITE;
         let mut t = Timer {
             s,
