@@ -644,9 +644,10 @@ ip netns exec a timeout $((10 * TS)) zcddp-copy -c -a "$ZC_IP_B" -p $PORT /nonex
 t_expect "zcddp-copy of a missing file fails" 1 "$?"
 
 echo "# t=$(( $(date +%s) - t0 )) s: zero-copy transmit"
-# Zero-copy transmit: the payload of Writes, Sends and Read Responses of
-# 1 KiB or more goes to TCP by reference (MSG_ZEROCOPY), and a completion
-# waits for the kernel to be done with the pages. zc-reuse (in a)
+# Zero-copy transmit: the payload of Writes, Sends and Read Responses goes
+# to TCP by reference (MSG_ZEROCOPY), FPDU by FPDU (1 KiB or more, not the
+# last of a message), and a completion waits for the kernel to be done
+# with the pages. zc-reuse (in a)
 # overwrites each Write's source with 0xee as soon as the Write completes;
 # were the completion early, TCP would still send (or resend, under loss)
 # the source's pages and the sink (in b) would hold some 0xee.
@@ -679,9 +680,11 @@ t_expect "  veth: the kernel reports every lent byte copied on delivery" "$BYREF
 zreuse "64 KiB Writes x 48, no CRC, netem delay 5ms loss 2%" 48 65536 0 "delay 5ms loss 2%"
 [ "$BYREF" -gt 0 ] && t_ok "  lent under loss ($BYREF)" || t_fail "  lent under loss" "$BYREF"
 zreuse "100003 B Writes x 12 (pad, pages cut anywhere), CRC" 12 100003 1
-zreuse "1024 B Writes x 16: lent (the threshold)" 16 1024 0
-t_expect "  all 16 KiB lent" 16384 "$BYREF"
-zreuse "1023 B Writes x 16: copied" 16 1023 1
+zreuse "5 KiB Writes x 16, no CRC: the first FPDU (4 KiB) lent, the last copied" 16 5120 0
+t_expect "  64 KiB lent" 65536 "$BYREF"
+zreuse "4 KiB Writes x 16, CRC: one FPDU or more of a message, the last copied" 16 4096 1
+[ "$BYREF" -gt 0 ] && [ "$BYREF" -lt $((16 * 4096)) ] && t_ok "  some lent ($BYREF)" || t_fail "  some lent" "$BYREF"
+zreuse "1023 B Writes x 16: copied (one FPDU, under 1 KiB)" 16 1023 1
 t_expect "  none lent" 0 "$BYREF"
 
 echo "# t=$(( $(date +%s) - t0 )) s: out-of-order placement"
