@@ -39,7 +39,10 @@ use crate::zcnet::ulp::Locked;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
+mod direct;
 mod ooo;
+
+pub(crate) use direct::Payload;
 
 /// Payload bytes per FPDU this side sends, at most (siw sends about an
 /// MSS). With CRC, an FPDU fits one TCP segment and ends it (RFC 5044 §5,
@@ -293,6 +296,15 @@ pub(crate) struct Qp {
     /// The FPDU the in-order path is at was placed out of order: its
     /// tagged payload is not copied again.
     skip_copy: bool,
+    /// In-order direct placement from TCP's receive queue (the parameter
+    /// `rxdirect`).
+    direct: bool,
+    /// Why the FPDUs the staging path takes now are not placed directly:
+    /// the counter their payload bytes go to.
+    staged_why: usize,
+    /// The bytes TCP must hold before the receive path can move on (it
+    /// waits for a whole FPDU to place it from TCP's queue); at least 1.
+    rx_need: u32,
 }
 
 /// How a segment failed: the Terminate to send.
@@ -342,6 +354,9 @@ impl Qp {
             zc: None,
             zc_at: 0,
             held: KVec::new(),
+            direct: false,
+            staged_why: s::RX_STAGED_FRAMING,
+            rx_need: 1,
         }
     }
 
@@ -365,6 +380,7 @@ impl Qp {
         self.orq.reserve(usize::from(s.ord), GFP_KERNEL)?;
         self.parser = Some(FpduParser::new(s.rx, s.rx_pos).map_err(|_| EINVAL)?);
         self.rx = s.rx;
+        self.direct = crate::rx_direct_default() && !s.rx.markers;
         if s.rx.crc {
             self.ooo = Some(ooo::Ooo::new(ooo)?);
         }
@@ -1169,8 +1185,17 @@ impl Qp {
         }
         let mut stage = core::mem::take(&mut self.stage);
         let mut fbuf = core::mem::take(&mut self.fbuf);
+        self.rx_need = 1;
         while self.error == 0 {
-            let n = match sk.recv_avail(&mut stage) {
+            let want = match self.direct_step(sk) {
+                direct::Step::Placed => continue,
+                direct::Step::Wait(need) => {
+                    self.rx_need = need.max(1);
+                    break;
+                }
+                direct::Step::Stage(n) => n.clamp(1, stage.len()),
+            };
+            let n = match sk.recv_avail(stage.get_mut(..want).unwrap_or(&mut [])) {
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(e) => {
@@ -1228,10 +1253,16 @@ impl Qp {
                 stat::add(sk.net(), s::TERMINATES_RECEIVED, 1);
                 return self.fail(sk, -(kernel::bindings::ECONNRESET as i32));
             }
-            (Opcode::Write, Header::Tagged(t)) => self.place_write(sk, t, seg.payload),
-            (Opcode::ReadResponse, Header::Tagged(t)) => self.place_read_resp(sk, t, seg.payload),
+            (Opcode::Write, Header::Tagged(t)) => {
+                self.place_write(sk, t, Payload::Bytes(seg.payload))
+            }
+            (Opcode::ReadResponse, Header::Tagged(t)) => {
+                self.place_read_resp(sk, t, Payload::Bytes(seg.payload))
+            }
             (Opcode::ReadRequest, Header::Untagged(u)) => self.serve_read(sk, u, &seg),
-            (op, Header::Untagged(u)) => self.place_send(sk, op, u, &seg),
+            (op, Header::Untagged(u)) => {
+                self.place_send(sk, op, u, &seg, Payload::Bytes(seg.payload))
+            }
             _ => Err(Fault(TermCode::RDMAP_OPCODE)),
         };
         if let Err(Fault(code)) = r {
@@ -1275,7 +1306,7 @@ impl Qp {
         sk: &Locked<'_>,
         i: usize,
         off: u64,
-        data: &[u8],
+        data: Payload<'_>,
         tagged: bool,
     ) -> Result<(), Fault> {
         let r = self
@@ -1286,15 +1317,26 @@ impl Qp {
         if tagged && self.skip_copy {
             stat::add(sk.net(), s::OOO_SKIPPED_COPY, n);
         } else {
-            r.mr.write(off, data)
-                .map_err(|_| Fault(TermCode::DDP_CATASTROPHIC))?;
+            let (done, why) = match data {
+                Payload::Bytes(b) => (r.mr.write(off, b), self.staged_why),
+                Payload::Queued { at, len } => {
+                    (r.mr.fill_from_queue(off, sk, at, len), s::RX_DIRECT_BYTES)
+                }
+            };
+            done.map_err(|_| Fault(TermCode::DDP_CATASTROPHIC))?;
             stat::add(sk.net(), s::BYTES_PLACED_IN_ORDER, n);
+            stat::add(sk.net(), why, n);
         }
         stat::add(sk.net(), s::BYTES_PLACED, n);
         Ok(())
     }
 
-    fn place_write(&mut self, sk: &Locked<'_>, t: ddp::Tagged, data: &[u8]) -> Result<(), Fault> {
+    fn place_write(
+        &mut self,
+        sk: &Locked<'_>,
+        t: ddp::Tagged,
+        data: Payload<'_>,
+    ) -> Result<(), Fault> {
         // A zero-length Write places nothing (the RTR's names STag 1).
         if data.is_empty() {
             return Ok(());
@@ -1307,7 +1349,7 @@ impl Qp {
         &mut self,
         sk: &Locked<'_>,
         t: ddp::Tagged,
-        data: &[u8],
+        data: Payload<'_>,
     ) -> Result<(), Fault> {
         let Some(head) = self.orq.first() else {
             return Err(Fault(TermCode::RDMAP_OPCODE));
@@ -1401,6 +1443,7 @@ impl Qp {
         op: Opcode,
         u: ddp::Untagged,
         seg: &Segment<'_>,
+        data: Payload<'_>,
     ) -> Result<(), Fault> {
         if !op.is_send() {
             return Err(Fault(TermCode::RDMAP_OPCODE));
@@ -1414,13 +1457,13 @@ impl Qp {
             Some(r) => (r.lkey, r.addr, r.len),
             None => return Err(Fault(TermCode::DDP_UT_MSN_NOBUF)),
         };
-        ddp::check_mo(u.mo, seg.payload.len(), len as usize)?;
-        if !seg.payload.is_empty() {
+        ddp::check_mo(u.mo, data.len(), len as usize)?;
+        if !data.is_empty() {
             let at = addr + u64::from(u.mo);
             let (i, off) = self
-                .local(lkey, at, seg.payload.len() as u32, uapi::ACCESS_LOCAL_WRITE)
+                .local(lkey, at, data.len() as u32, uapi::ACCESS_LOCAL_WRITE)
                 .ok_or(Fault(TermCode::DDP_CATASTROPHIC))?;
-            self.place(sk, i, off, seg.payload, false)?;
+            self.place(sk, i, off, data, false)?;
         }
         if !u.last {
             return Ok(());
@@ -1445,7 +1488,7 @@ impl Qp {
                 wr_id: r.wr_id,
                 opcode: uapi::WC_RECV,
                 status: uapi::WC_SUCCESS,
-                byte_len: u.mo + seg.payload.len() as u32,
+                byte_len: u.mo + data.len() as u32,
                 flags,
                 inv_stag: inv,
             });
@@ -1497,6 +1540,12 @@ impl Qp {
         self.ooo = None;
         self.sq = Ring::new();
         self.irq = Ring::new();
+    }
+
+    /// The bytes TCP must hold before [`Qp::pump`] can take more: a
+    /// completion wait sleeps until then.
+    pub(crate) fn rx_need(&self) -> u32 {
+        self.rx_need
     }
 
     /// What poll/epoll report as readable: completions to poll, or (in

@@ -73,7 +73,7 @@ fn poll(sk: &Locked<'_>, ctx: &Ctx, p: &uapi::Poll) -> Result {
             // Set with the socket locked: the holder lets the data path go
             // only after retaking it, so the wake cannot come before.
             ctx.wake_me();
-            match sk.wait(&mut d, false) {
+            match sk.wait(&mut d, 0) {
                 Ok(()) => continue,
                 Err(e) if e == ETIMEDOUT => return put_u32(p.count_out, 0),
                 Err(e) => return Err(e),
@@ -95,8 +95,11 @@ fn poll(sk: &Locked<'_>, ctx: &Ctx, p: &uapi::Poll) -> Result {
             }
             return put_u32(p.count_out, cqes.len() as u32);
         }
+        // More than the bytes the receive path left queued on purpose
+        // (an FPDU it places from TCP's queue once TCP holds all of it).
+        let need = qp.rx_need();
         drop(qp);
-        match sk.wait(&mut d, true) {
+        match sk.wait(&mut d, need) {
             Ok(()) => {}
             Err(e) if e == ETIMEDOUT => return put_u32(p.count_out, 0),
             Err(e) if e == EINTR => return Err(e),

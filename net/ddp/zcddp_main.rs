@@ -62,6 +62,10 @@ module! {
             default: 1,
             description: "Zero-copy transmit on new connections (1, the default: payload of 1024 B or more, without markers, goes to TCP by reference with MSG_ZEROCOPY) or off (0: copied)",
         },
+        rxdirect: u32 {
+            default: 1,
+            description: "In-order direct placement: payload copied once, from TCP's skbs into the registration (1, the default), or staged and copied three times (0); for comparison",
+        },
     },
 }
 
@@ -73,6 +77,12 @@ pub(crate) fn ooo_default() -> bool {
 /// Zero-copy transmit on new connections (the parameter `zctx`).
 pub(crate) fn zctx_default() -> bool {
     *module_parameters::zctx.value() != 0
+}
+
+/// In-order direct placement on new connections (the parameter
+/// `rxdirect`).
+pub(crate) fn rx_direct_default() -> bool {
+    *module_parameters::rxdirect.value() != 0
 }
 
 /// The largest ULPDU zcddp sends (and takes, receiving).

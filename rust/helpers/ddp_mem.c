@@ -6,6 +6,7 @@
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/sched/mm.h>
+#include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
@@ -13,6 +14,7 @@
 #include <net/tcp.h>
 
 #include "ddp_mem.h"
+#include "ddp_sock.h"
 
 struct zcnet_ddp_mr {
 	struct work_struct release;
@@ -212,4 +214,43 @@ int zcnet_helper_ddp_send_zc(struct sock *sk, struct zcnet_ddp_mr *mr, u64 off, 
 void zcnet_helper_ddp_mr_release(struct zcnet_ddp_mr *mr)
 {
 	queue_work(zcnet_ddp_wq, &mr->release);
+}
+
+struct zcnet_ddp_fill {
+	struct zcnet_ddp_mr *mr;
+	u64 pos;
+};
+
+static int zcnet_ddp_fill_piece(const struct sk_buff *skb, int o, int n, void *arg)
+{
+	struct zcnet_ddp_fill *f = arg;
+	int r = 0;
+
+	if (f->mr->vaddr) {
+		r = skb_copy_bits(skb, o, f->mr->vaddr + f->pos, n);
+		f->pos += n;
+		return r;
+	}
+	while (n && !r) {
+		unsigned int in = offset_in_page(f->pos);
+		int c = min_t(int, n, PAGE_SIZE - in);
+		void *p = kmap_local_page(f->mr->pages[f->pos >> PAGE_SHIFT]);
+
+		r = skb_copy_bits(skb, o, p + in, c);
+		kunmap_local(p);
+		o += c;
+		n -= c;
+		f->pos += c;
+	}
+	return r;
+}
+
+int zcnet_helper_ddp_mr_from_queue(struct zcnet_ddp_mr *mr, u64 off, struct sock *sk, u32 qoff,
+				   size_t len)
+{
+	struct zcnet_ddp_fill f = { .mr = mr, .pos = mr->first + off };
+
+	if (off > mr->len || len > mr->len - off)
+		return -EINVAL;
+	return zcnet_ddp_queue_walk(sk, qoff, len, zcnet_ddp_fill_piece, &f);
 }

@@ -48,4 +48,11 @@ int zcnet_helper_ddp_send_zc(struct sock *sk, struct zcnet_ddp_mr *mr, u64 off, 
 			     bool more, u32 *id, bool *used);
 /* Queues the release: unmapped, unpinned (pages dirtied), uncharged, freed. */
 void zcnet_helper_ddp_mr_release(struct zcnet_ddp_mr *mr);
+/* Copies len bytes of sk's stream (locked), from qoff bytes past copied_seq,
+ * out of TCP's receive queue into the registration at byte off: the one copy
+ * of in-order direct placement. 0, -EINVAL (outside the registration),
+ * -ENODATA (fewer bytes queued). */
+struct sock;
+int zcnet_helper_ddp_mr_from_queue(struct zcnet_ddp_mr *mr, u64 off, struct sock *sk, u32 qoff,
+				   size_t len);
 #endif

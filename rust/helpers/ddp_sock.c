@@ -62,13 +62,14 @@ int zcnet_helper_ddp_recv_avail(struct sock *sk, void *buf, size_t len)
 	return desc.error ? desc.error : (int)rd.got;
 }
 
-int zcnet_helper_ddp_wait(struct sock *sk, long *timeo, bool data)
+int zcnet_helper_ddp_wait(struct sock *sk, long *timeo, unsigned int need)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	bool data = need > 0;
 	int r;
 
-	if (data && (!skb_queue_empty(&sk->sk_receive_queue) ||
-		     zcnet_helper_tcp_ulp_readable(sk)))
+	/* tcp_inq() reads rcv_nxt and copied_seq locklessly, as tcp_poll(). */
+	if (data && (tcp_inq(sk) >= need || zcnet_helper_tcp_ulp_readable(sk)))
 		return 0;
 	r = zcnet_ddp_rx_end(sk, *timeo);
 	if (r)
@@ -79,7 +80,7 @@ int zcnet_helper_ddp_wait(struct sock *sk, long *timeo, bool data)
 	add_wait_queue(sk_sleep(sk), &wait);
 	sk_set_bit(SOCKWQ_ASYNC_WAITDATA, sk);
 	sk_wait_event(sk, timeo,
-		      data && (!skb_queue_empty(&sk->sk_receive_queue) ||
+		      data && (tcp_inq(sk) >= need ||
 			       zcnet_helper_tcp_ulp_readable(sk) || READ_ONCE(sk->sk_err) ||
 			       (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN)), &wait);
 	sk_clear_bit(SOCKWQ_ASYNC_WAITDATA, sk);
@@ -253,4 +254,92 @@ int zcnet_helper_ddp_zc_reap(struct sock *sk, u32 *lo, u32 *hi, bool *copied)
 			return 1;
 	}
 	return 0;
+}
+
+int zcnet_ddp_queue_walk(struct sock *sk, u32 off, size_t len,
+			 int (*fn)(const struct sk_buff *skb, int o, int n, void *arg), void *arg)
+{
+	u32 seq = tcp_sk(sk)->copied_seq + off;
+	struct sk_buff *skb;
+
+	skb_queue_walk(&sk->sk_receive_queue, skb) {
+		u32 o;
+		int n, r;
+
+		if (!len)
+			break;
+		/* The queue is in sequence order without holes from
+		 * copied_seq on; skb data is TCP payload (tcp_recv_skb()). */
+		if (before(seq, TCP_SKB_CB(skb)->seq))
+			return -EINVAL;
+		o = seq - TCP_SKB_CB(skb)->seq;
+		if (o >= skb->len) {
+			if (TCP_SKB_CB(skb)->tcp_flags & TCPHDR_FIN)
+				break;
+			continue;
+		}
+		n = min_t(size_t, skb->len - o, len);
+		r = fn(skb, o, n, arg);
+		if (r)
+			return r;
+		seq += n;
+		len -= n;
+	}
+	return len ? -ENODATA : 0;
+}
+
+static int zcnet_ddp_peek_piece(const struct sk_buff *skb, int o, int n, void *arg)
+{
+	u8 **to = arg;
+	int r = skb_copy_bits(skb, o, *to, n);
+
+	*to += n;
+	return r;
+}
+
+int zcnet_helper_ddp_peek(struct sock *sk, u32 off, void *buf, size_t len)
+{
+	u8 *to = buf;
+
+	return zcnet_ddp_queue_walk(sk, off, len, zcnet_ddp_peek_piece, &to);
+}
+
+static int zcnet_ddp_crc_piece(const struct sk_buff *skb, int o, int n, void *arg)
+{
+	u32 *crc = arg;
+
+	*crc = skb_crc32c(skb, o, n, *crc);
+	return 0;
+}
+
+int zcnet_helper_ddp_queue_crc32c(struct sock *sk, u32 off, size_t len, u32 *crc)
+{
+	u32 c = ~0U;
+	int r = zcnet_ddp_queue_walk(sk, off, len, zcnet_ddp_crc_piece, &c);
+
+	*crc = ~c;
+	return r;
+}
+
+static int zcnet_ddp_skip_actor(read_descriptor_t *desc, struct sk_buff *skb, unsigned int off,
+				size_t len)
+{
+	size_t n = min(len, desc->count);
+
+	desc->count -= n;
+	return n;
+}
+
+int zcnet_helper_ddp_consume(struct sock *sk, size_t len)
+{
+	read_descriptor_t desc = { .count = len };
+
+	if (!len)
+		return 0;
+	return tcp_read_sock(sk, &desc, zcnet_ddp_skip_actor);
+}
+
+unsigned int zcnet_helper_ddp_rcvbuf(const struct sock *sk)
+{
+	return max(READ_ONCE(sk->sk_rcvbuf), 0);
 }

@@ -45,12 +45,13 @@ long zcnet_helper_ddp_ms_to_jiffies(unsigned int ms);
 /* Copies up to len bytes of sk's stream (locked) into buf without waiting:
  * bytes copied (0: none queued), or -errno. */
 int zcnet_helper_ddp_recv_avail(struct sock *sk, void *buf, size_t len);
-/* Waits (lock released) until data arrives, the ULP marks the socket
- * readable (zcnet_helper_tcp_ulp_set_readable()) or *timeo runs out; without
- * data, until any wake-up of the socket's waiters (zcnet_helper_tcp_ulp_wake())
- * or *timeo runs out: 0 (look again), -ETIMEDOUT, -ECONNRESET, -EINTR, or
- * the socket's error. */
-int zcnet_helper_ddp_wait(struct sock *sk, long *timeo, bool data);
+/* Waits (lock released) until the stream holds at least need bytes, the ULP
+ * marks the socket readable (zcnet_helper_tcp_ulp_set_readable()) or *timeo
+ * runs out; with need 0, until any wake-up of the socket's waiters
+ * (zcnet_helper_tcp_ulp_wake()) or *timeo runs out: 0 (look again),
+ * -ETIMEDOUT, -ECONNRESET, -EINTR, or the socket's error. need is more than
+ * one byte when the reader left an incomplete frame queued on purpose. */
+int zcnet_helper_ddp_wait(struct sock *sk, long *timeo, unsigned int need);
 
 /* TCP's copied_seq (the next byte to read) and rcv_nxt of sk (locked). */
 void zcnet_helper_ddp_rcv_seqs(struct sock *sk, u32 *copied, u32 *rcv_nxt);
@@ -72,4 +73,22 @@ int zcnet_helper_ddp_ofo_copy(struct sock *sk, u32 from, void *buf, size_t len, 
  * merged keeping the first's code), 0 when none is queued.
  */
 int zcnet_helper_ddp_zc_reap(struct sock *sk, u32 *lo, u32 *hi, bool *copied);
+/*
+ * In-order direct placement reads TCP's receive queue in place (sk locked):
+ * the bytes [off, off + len) of the stream counted from copied_seq.
+ * zcnet_ddp_queue_walk() calls fn on each piece (skb, offset in its data,
+ * length): 0, -ENODATA when the queue holds fewer bytes, or fn's error.
+ */
+struct sk_buff;
+int zcnet_ddp_queue_walk(struct sock *sk, u32 off, size_t len,
+			 int (*fn)(const struct sk_buff *skb, int o, int n, void *arg), void *arg);
+/* Copies them into buf: 0 or -ENODATA. */
+int zcnet_helper_ddp_peek(struct sock *sk, u32 off, void *buf, size_t len);
+/* Their CRC32c (MPA's: initial ~0, final inversion) into *crc: 0 or -ENODATA. */
+int zcnet_helper_ddp_queue_crc32c(struct sock *sk, u32 off, size_t len, u32 *crc);
+/* Consumes len bytes of the stream without copying them (tcp_read_sock(),
+ * which also updates the window): the bytes consumed, or -errno. */
+int zcnet_helper_ddp_consume(struct sock *sk, size_t len);
+/* sk's receive buffer size (sk_rcvbuf). */
+unsigned int zcnet_helper_ddp_rcvbuf(const struct sock *sk);
 #endif

@@ -793,6 +793,30 @@ impl FpduParser {
         self.have == 0
     }
 
+    /// Stream bytes still to come of the FPDU begun, as far as known (the
+    /// length field's while it is incomplete); without markers (with them,
+    /// content bytes: the stream holds more).
+    pub const fn remaining(&self) -> usize {
+        self.need - self.have
+    }
+
+    /// Passes over one whole FPDU of `len` stream bytes that the caller took
+    /// from the stream and checked itself, between FPDUs and without
+    /// markers: the position moves past it. [`FpduError::Unaligned`]
+    /// otherwise (or after an error, that error).
+    pub fn skip(&mut self, len: usize) -> Result<(), FpduError> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        if !self.at_boundary() || self.framing.markers || len % 4 != 0 {
+            return Err(FpduError::Unaligned);
+        }
+        self.pos = self.pos.wrapping_add(len as u32);
+        self.start = self.pos;
+        self.hdr_pos = self.pos;
+        Ok(())
+    }
+
     fn in_crc(&self) -> bool {
         !self.header_known || self.have + CRC_LEN <= self.need
     }
@@ -1283,6 +1307,48 @@ mod tests {
                 assert_eq!(p.position(), pos);
             }
         }
+    }
+
+    #[test]
+    fn parser_skip_and_remaining() {
+        let f = Framing {
+            crc: true,
+            markers: false,
+        };
+        let mut wire = [0u8; 3000];
+        let a = encode_fpdu(&mut wire, 0, &[1u8; 1000], f).unwrap();
+        let b = encode_fpdu(&mut wire[a..], a as u32, &[2u8; 600], f).unwrap();
+        let mut buf = [0u8; 4096];
+        let mut p = FpduParser::new(f, 0).unwrap();
+        assert_eq!(p.remaining(), HDR_LEN);
+        // The first FPDU taken from the stream by the caller...
+        p.skip(a).unwrap();
+        assert_eq!(p.position(), a as u32);
+        // ...the second parsed after it, in two pieces.
+        assert_eq!(p.push(&mut buf, &wire[a..a + 10]).unwrap(), (10, None));
+        assert!(!p.at_boundary());
+        assert_eq!(p.remaining(), b - 10);
+        assert_eq!(p.skip(b), Err(FpduError::Unaligned));
+        let (n, got) = p.push(&mut buf, &wire[a + 10..a + b]).unwrap();
+        assert_eq!(n, b - 10);
+        assert_eq!(got.unwrap().start, a as u32);
+        assert!(p.at_boundary());
+        // Not with markers, not unaligned, not after an error.
+        let mut m = FpduParser::new(
+            Framing {
+                crc: true,
+                markers: true,
+            },
+            0,
+        )
+        .unwrap();
+        assert_eq!(m.skip(a), Err(FpduError::Unaligned));
+        assert_eq!(p.skip(a + 2), Err(FpduError::Unaligned));
+        let mut bad = [0u8; 8];
+        bad[1] = 1;
+        let mut q = FpduParser::new(f, 0).unwrap();
+        assert_eq!(q.push(&mut buf, &bad), Err(FpduError::Crc));
+        assert_eq!(q.skip(8), Err(FpduError::Crc));
     }
 
     #[test]

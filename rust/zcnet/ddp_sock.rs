@@ -117,14 +117,15 @@ impl Locked<'_> {
         Ok(r as usize)
     }
 
-    /// Waits (lock released) for more bytes or for the socket to be marked
-    /// readable ([`Locked::set_readable`]) -- without `data`, for any
-    /// wake-up ([`Locked::wake`]) -- at most until `d` runs out: `Ok` to
-    /// look again, or why nothing more can come.
-    pub fn wait(&self, d: &mut Deadline, data: bool) -> Result {
+    /// Waits (lock released) until the stream holds at least `need` bytes
+    /// (more than one when the reader left an incomplete frame queued) or
+    /// the socket is marked readable ([`Locked::set_readable`]) -- with
+    /// `need` 0, for any wake-up ([`Locked::wake`]) -- at most until `d`
+    /// runs out: `Ok` to look again, or why nothing more can come.
+    pub fn wait(&self, d: &mut Deadline, need: u32) -> Result {
         // SAFETY: By the type invariant the socket is locked; `d.0` is
         // writable.
-        to_result(unsafe { ext::zcnet_helper_ddp_wait(self.as_raw(), &mut d.0, data) })
+        to_result(unsafe { ext::zcnet_helper_ddp_wait(self.as_raw(), &mut d.0, need) })
     }
 }
 
@@ -249,4 +250,54 @@ impl Locked<'_> {
             unsafe { ext::zcnet_helper_ddp_zc_reap(self.as_raw(), &mut lo, &mut hi, &mut copied) };
         (r > 0).then_some(ZcNote { lo, hi, copied })
     }
+}
+
+/// In-order direct placement reads TCP's receive queue in place: stream
+/// offsets below count from `copied_seq`, the next byte the stream gives.
+impl Locked<'_> {
+    /// Copies the queued bytes at stream offset `off` into `buf`, leaving
+    /// them queued: `false` when fewer are queued.
+    pub fn peek(&self, off: u32, buf: &mut [u8]) -> Result<bool> {
+        // SAFETY: By the type invariant the socket is locked (TCP changes
+        // its receive queue's head only under that lock); `buf` is
+        // writable for its length.
+        let r = unsafe {
+            ext::zcnet_helper_ddp_peek(self.as_raw(), off, buf.as_mut_ptr().cast(), buf.len())
+        };
+        no_data(r)
+    }
+
+    /// The CRC32c of the `len` queued bytes at stream offset `off`, read
+    /// in place (`None` when fewer are queued).
+    pub fn queue_crc32c(&self, off: u32, len: usize) -> Result<Option<u32>> {
+        let mut crc = 0u32;
+        // SAFETY: By the type invariant the socket is locked; `crc` is
+        // writable.
+        let r = unsafe { ext::zcnet_helper_ddp_queue_crc32c(self.as_raw(), off, len, &mut crc) };
+        Ok(no_data(r)?.then_some(crc))
+    }
+
+    /// Consumes `len` bytes of the stream without copying them (TCP's
+    /// window opens as with a read): the bytes consumed.
+    pub fn consume(&self, len: usize) -> Result<usize> {
+        // SAFETY: By the type invariant the socket is locked.
+        let r = unsafe { ext::zcnet_helper_ddp_consume(self.as_raw(), len) };
+        to_result(r.min(0))?;
+        Ok(r as usize)
+    }
+
+    /// The socket's receive buffer (`sk_rcvbuf`), in bytes.
+    pub fn rcvbuf(&self) -> usize {
+        // SAFETY: By the type invariant the socket is live; one field read.
+        unsafe { ext::zcnet_helper_ddp_rcvbuf(self.as_raw()) as usize }
+    }
+}
+
+/// A queue walk's result: whether the bytes were there (`ENODATA`: not).
+fn no_data(r: kernel::ffi::c_int) -> Result<bool> {
+    if r == -(kernel::bindings::ENODATA as kernel::ffi::c_int) {
+        return Ok(false);
+    }
+    to_result(r)?;
+    Ok(true)
 }

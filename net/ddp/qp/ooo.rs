@@ -104,16 +104,29 @@ impl Ooo {
         f: &Fpdu,
         markers: bool,
     ) -> Option<InOrder> {
-        let m = self.mpa_seq?;
-        let l = FpduLayout::new(f.start, f.ulpdu_len, markers).ok()?;
-        let range = SeqRange::new(m.wrapping_add(f.start), m.wrapping_add(l.next_start()));
-        if !self.placed.overlaps(range) {
-            return Some(InOrder { range, skip: false });
-        }
         let n = mpa::fpdu_len(f.ulpdu_len);
         let crc = fbuf
             .get(n.saturating_sub(mpa::CRC_LEN)..n)
             .and_then(|c| <[u8; 4]>::try_from(c).ok());
+        self.in_order_at(sk, f.start, f.ulpdu_len, crc, markers)
+    }
+
+    /// As [`Ooo::in_order`], for the FPDU at stream position `start` with
+    /// a ULPDU of `ulpdu_len` bytes and the CRC field `crc`.
+    pub(super) fn in_order_at(
+        &self,
+        sk: &Locked<'_>,
+        start: u32,
+        ulpdu_len: usize,
+        crc: Option<[u8; 4]>,
+        markers: bool,
+    ) -> Option<InOrder> {
+        let m = self.mpa_seq?;
+        let l = FpduLayout::new(start, ulpdu_len, markers).ok()?;
+        let range = SeqRange::new(m.wrapping_add(start), m.wrapping_add(l.next_start()));
+        if !self.placed.overlaps(range) {
+            return Some(InOrder { range, skip: false });
+        }
         let skip = self.placed.contains(range)
             && self
                 .recs

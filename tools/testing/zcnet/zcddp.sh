@@ -282,8 +282,14 @@ if modprobe -a siw rdma_ucm 2>/dev/null &&
   fi
   ip netns exec a timeout $((20 * TS)) zcddp-mpa -c -a "$ZC_IP_B" -p $PORT --markers > /tmp/za 2>&1
   t_expect "siw rejects markers: ECONNREFUSED" ECONNREFUSED "$(outcome /tmp/za)"
-  ip netns exec a timeout $((20 * TS)) zcddp-mpa -c -a "$ZC_IP_B" -p $PORT --p2p send > /tmp/za 2>&1
-  t_expect "siw has no Send RTR: ECONNREFUSED" ECONNREFUSED "$(outcome /tmp/za)"
+  # Not run against siw: zcddp refuses siw's reply (siw offers no Send
+  # RTR) and closes while siw, a peer-to-peer responder, waits for the
+  # RTR; siw then reports the close to the iWARP CM in a state the CM
+  # does not expect (kernel BUG at drivers/infiniband/core/iwcm.c:966),
+  # an upstream bug any initiator can trigger, seen on the default kernel
+  # too (2026-11-26). zcddp's refusal of a reply without a usable RTR type
+  # is checked against the raw peer above.
+  t_skip "siw has no Send RTR: ECONNREFUSED" "closing before the RTR hits siw's iwcm.c:966 BUG (upstream)"
   kill $rs 2>/dev/null; wait $rs 2>/dev/null
   for crc in "" --crc; do
     ip netns exec b timeout $((20 * TS)) zcddp-mpa -s -a "$ZC_IP_B" -p $PORT $crc --pd zcddp --hold 500 > /tmp/zb 2>&1 &
@@ -390,8 +396,9 @@ fi
 # sverbs NAME DIR SIZE [--crc]: DIR c: siw_verbs -c in a, zcddp-verbs -s
 # in b; DIR s: siw_verbs -s in b, zcddp-verbs -c in a.
 sverbs() {
-  local name=$1 dir=$2 size=$3 crc=${4:-} rz rv t=$SECONDS
+  local name=$1 dir=$2 size=$3 crc=${4:-} rz rv t=$SECONDS d0
   siw_lockdep "$name" && { t_skip "  every check made on both sides" "see above"; return; }
+  d0=$(procv "$([ "$dir" = c ] && echo b || echo a)" ZcddpRxBytesDirect)
   if [ "$dir" = c ]; then
     ip netns exec b timeout $((60 * TS)) zcddp-verbs -s -a "$ZC_IP_B" -p $PORT -S "$size" -r 11 $crc > /tmp/vz 2>&1 &
     local pb=$!
@@ -410,6 +417,17 @@ sverbs() {
     rv=$?
   fi
   sed 's/^/# /' /tmp/vs /tmp/vz
+  local zns=b
+  [ "$dir" = c ] || zns=a
+  local dd=$(( $(procv $zns ZcddpRxBytesDirect) - d0 ))
+  echo "# zcddp's side placed $dd bytes directly from TCP's queue"
+  if [ "$size" -ge 65536 ]; then
+    # siw's Write into zcddp's region and its Read Response: siw's FPDUs
+    # (an MSS each, not aligned to segments) placed from the queue, but
+    # for each message's short tail.
+    [ "$dd" -ge $((2 * size - 8192)) ] && t_ok "  siw's Write and Read Response placed directly ($dd bytes)" ||
+      t_fail "  siw's Write and Read Response placed directly" "$dd bytes of $((2 * size))"
+  fi
   t_expect "$name" "0 0 1 1" "$rv $rz $(grep -c '^siw_verbs: all checked' /tmp/vs) $(grep -c '^zcddp-verbs: all checked' /tmp/vz)"
   t_expect "  CRC $([ -n "$crc" ] && echo on || echo off), every check made on both sides" "crc=$([ -n "$crc" ] && echo 1 || echo 0) 5 4 0" \
     "$(grep -o 'crc=[01]' /tmp/vz) $(grep -c ' ok (hash' /tmp/vs) $(grep -c ' ok (hash' /tmp/vz) $(cat /tmp/vs /tmp/vz | grep -c MISMATCH)"
@@ -488,6 +506,26 @@ bg_collect
 wait $pl
 t_expect "/proc/net/zcddp_conns read 200 times while connections close" 200 "$(cat /tmp/zlist)"
 t_expect "ZcddpCrcErrors counted (the bad CRC)" $((before + 1)) "$(procv b ZcddpCrcErrors)"
+# The same checks on FPDUs with 1 KiB of payload, which in-order direct
+# placement checks in TCP's receive queue and copies from there (issue
+# 12): only the good Write is placed, from the queue (ZcddpRxBytesDirect
+# moves by its 1024 bytes, nothing more); the corrupted one (a payload bit
+# flipped after the CRC was made) is never placed.
+before=$(procv b ZcddpCrcErrors) d0=$(procv b ZcddpRxBytesDirect)
+write_ok_big() {
+  data_case "Write of 1 KiB inside the region (direct)" none lwr write-ok-big written
+  t_expect "  the Send after it completed (wr 77, 12 bytes) with its text" "1 hello zcddp" \
+    "$(grep -c 'cqe wr_id=77 opcode=5 status=0 len=12' $ZB) $(grep -o 'recv=.*' $ZB | cut -d= -f2)"
+}
+bg 1 write_ok_big
+bg 2 data_case "Write of 1 KiB past the end (direct)" "1 1 1" lwr write-oob-big
+bg 3 data_case "Write of 1 KiB to an unknown STag (direct)" "1 1 0" lwr write-badstag-big
+bg 4 data_case "Write of 1 KiB without remote write access (direct)" "0 1 2" lr write-big
+bg 5 data_case "Write of 1 KiB with a payload bit flipped, CRC" "2 0 2" lwr bad-crc-big-crc
+bg 6 data_case "a Send of 1 KiB longer than the receive (direct)" "1 2 5" lwr send-toolong-big
+bg_collect
+t_expect "  the corrupted FPDU counted as a CRC error" $((before + 1)) "$(procv b ZcddpCrcErrors)"
+t_expect "  ZcddpRxBytesDirect: the good Write's 1024 bytes, nothing of the refused ones" 1024 $(( $(procv b ZcddpRxBytesDirect) - d0 ))
 # Another connection's STag: a second zcddp socket (port+1) registers too;
 # its STag and address, named on the first connection, are unknown there.
 ip netns exec b timeout $((30 * TS)) zcddp-mpa -s -a "$ZC_IP_B" -p $((PORT + 1)) --serve 3000 lwr > /tmp/zb2 2>&1 &
@@ -636,7 +674,31 @@ zcopy() {
 }
 python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(11).randbytes(4 << 20))' > /tmp/copy-4m
 printf 'x' > /tmp/copy-1
+# rxd NS: the receive counters of NS: direct, staged small, staged other.
+rxd() { echo "$(procv "$1" ZcddpRxBytesDirect) $(procv "$1" ZcddpRxBytesStagedSmall) $(procv "$1" ZcddpRxBytesStagedFraming)"; }
+# rxd_delta BEFORE AFTER: their differences.
+rxd_delta() { set -- $1 $2; echo "$(($4 - $1)) $(($5 - $2)) $(($6 - $3))"; }
+rb0=$(rxd b) ra0=$(rxd a)
 zcopy "zcddp-copy of a 4 MiB file, CRC: written, read back, byte-exact" /tmp/copy-4m --crc
+# In-order direct placement (issue 12): the 4 MiB Written into b and the
+# 4 MiB Read back into a are copied once, from TCP's skbs into the
+# registrations; only the two 16-byte Sends of zcddp-copy's own exchange
+# are staged (small).
+rb=$(rxd_delta "$rb0" "$(rxd b)") ra=$(rxd_delta "$ra0" "$(rxd a)")
+echo "# received payload (direct, staged small, staged other): b $rb, a $ra"
+t_expect "  b: the 4 MiB Written placed directly from TCP's queue, only the Sends staged" "4194304 32 0" "$rb"
+t_expect "  a: the 4 MiB Read back placed directly, only the Sends staged" "4194304 32 0" "$ra"
+# The comparison mode: rxdirect=0 stages (three copies) again.
+if rmmod zcddp && insmod "$(ko zcddp)" rxdirect=0; then
+  rb0=$(rxd b)
+  zcopy "the same with rxdirect=0 (staged): byte-exact" /tmp/copy-4m --crc
+  rb=$(rxd_delta "$rb0" "$(rxd b)")
+  t_expect "  b: nothing placed directly, the 4 MiB and the Sends staged" "0 0 4194336" "$rb"
+  rmmod zcddp
+  t_run "zcddp reloaded with its defaults" insmod "$(ko zcddp)"
+else
+  t_fail "zcddp reloaded with rxdirect=0" "rmmod or insmod failed"
+fi
 zcopy "zcddp-copy of a 1-byte file: byte-exact" /tmp/copy-1
 python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(13).randbytes((1 << 20) + 3))' > /tmp/copy-1m3
 zcopy "zcddp-copy of a 1 MiB + 3 B file, no CRC: byte-exact" /tmp/copy-1m3

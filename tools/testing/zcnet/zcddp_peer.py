@@ -244,6 +244,9 @@ def data(s, mode, path):
         f = fpdu(u, crc, False, pos)
         if m == "bad-crc":
             f = f[:-4] + bytes(b ^ 0x5A for b in f[-4:])
+        elif m == "bad-crc-big":
+            # One payload bit flipped after the CRC was made.
+            f = f[:300] + bytes([f[300] ^ 0x01]) + f[301:]
         pos += len(f)
         s.sendall(f)
 
@@ -271,6 +274,21 @@ def data(s, mode, path):
     elif m == "write-ok":
         send(tagged(0, stag, base + 100, True) + b"W" * 50)
         send(untagged(3, 0, 1, 0) + b"hello zcddp\0")
+    elif m == "write-ok-big":
+        # -big: payloads long enough for in-order direct placement (from
+        # 512 bytes), whose checks run on TCP's queue, not a staged copy.
+        send(tagged(0, stag, base + 100, True) + b"W" * 1024)
+        send(untagged(3, 0, 1, 0) + b"hello zcddp\0")
+    elif m == "write-oob-big":
+        send(tagged(0, stag, base + ln - 512, True) + b"X" * 1024)
+    elif m == "write-big":
+        send(tagged(0, stag, base, True) + b"X" * 1024)
+    elif m == "write-badstag-big":
+        send(tagged(0, stag ^ 0x80000000, base, True) + b"X" * 1024)
+    elif m == "bad-crc-big":
+        send(tagged(0, stag, base, True) + b"C" * 1024)
+    elif m == "send-toolong-big":
+        send(untagged(3, 0, 1, 0) + b"L" * 1024)
     elif m == "write-oob":
         send(tagged(0, stag, base + ln - 10, True) + b"X" * 20)
     elif m == "write-below":
