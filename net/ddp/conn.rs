@@ -158,7 +158,10 @@ impl Ctx {
     pub(crate) fn ready(&self, sk: &Locked<'_>, info: &Info, setup: &Setup) -> Result {
         let mut qp = self.qp(sk).ok_or(EAGAIN)?;
         let ooo = self.ooo.load(Relaxed) != 0;
-        qp.start(setup, self.sq_depth.load(Relaxed) as usize, ooo)?;
+        // Zero-copy transmit: the socket sends with MSG_ZEROCOPY and its
+        // work item drains the notifications.
+        let zctx = crate::zctx_default() && sk.zerocopy_on();
+        qp.start(setup, self.sq_depth.load(Relaxed) as usize, ooo, zctx)?;
         // Segments ahead of a hole kick the work item (CRC only).
         sk.set_ofo_kick(qp.set_ooo(ooo));
         self.info.store(info.pack(), Relaxed);

@@ -34,3 +34,9 @@ pub(crate) fn econnrefused() -> Error {
 pub(crate) fn enospc() -> Error {
     e(bindings::ENOSPC)
 }
+
+/// `ENOBUFS`: a `MSG_ZEROCOPY` send found no notification (socket option
+/// memory, `RLIMIT_MEMLOCK`).
+pub(crate) fn enobufs() -> Error {
+    e(bindings::ENOBUFS)
+}

@@ -26,15 +26,18 @@ use crate::errno;
 use crate::stat::{self, s};
 use crate::uapi;
 use crate::wire::{
+    crc32c::Crc32c,
     ddp::{self, Header},
     mpa::{self, FpduError, FpduParser, Framing},
     rdmap::{self, Opcode, ReadRequest, Segment},
     terminate::{Layout, TermCode, Terminate},
+    zcids::ZcIds,
 };
 use crate::zcnet::ddp_mem::Mr;
 use crate::zcnet::netstat::NetRef;
 use crate::zcnet::ulp::Locked;
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 mod direct;
 mod ooo;
@@ -56,6 +59,9 @@ const ULPDU_BUF: usize = TX_PAYLOAD + 64;
 const STAGE: usize = 16384;
 /// [`Wqe::op`] of a Read Response we owe the peer.
 const OP_READ_RESP: u32 = u32::MAX;
+/// The least payload of an FPDU sent by reference (zero-copy transmit):
+/// below it the copy is cheaper than the notification.
+const ZC_MIN: usize = 1024;
 
 /// A work request on the send queue, or a Read Response on the inbound
 /// Read queue.
@@ -163,7 +169,9 @@ struct Region {
     len: u64,
     access: u32,
     valid: bool,
-    mr: Mr,
+    /// Shared with the FPDU on its way whose payload it holds: that FPDU
+    /// ends whole on the wire even when the registration goes meanwhile.
+    mr: Arc<Mr>,
     net: NetRef,
 }
 
@@ -189,6 +197,24 @@ struct ReadOut {
     len: u32,
     lkey: u32,
     got: u32,
+}
+
+/// The payload of the FPDU on its way that goes to TCP by reference: `left`
+/// bytes of `mr` at `off`.
+struct ZcPayload {
+    mr: Arc<Mr>,
+    off: u64,
+    left: usize,
+}
+
+/// A Send or Write queue completion held back until the kernel is done
+/// with the pages its FPDUs lent TCP: every notification id before `mark`
+/// done (`None`: the FPDU in the transmit buffer still goes out; the mark
+/// is taken when it has).
+#[derive(Clone, Copy)]
+struct Held {
+    c: Cqe,
+    mark: Option<u32>,
 }
 
 /// A completion (`struct zcddp_cqe`).
@@ -256,6 +282,17 @@ pub(crate) struct Qp {
     rx: Framing,
     /// Out-of-order placement (CRC negotiated only).
     ooo: Option<ooo::Ooo>,
+    /// Zero-copy transmit: on (the parameter `zctx`, the socket's
+    /// `MSG_ZEROCOPY` set up), the notification ids in flight.
+    zctx: Option<KBox<ZcIds>>,
+    /// The FPDU in `txbuf` lends its payload: `txbuf[..zc_at]` (MPA and
+    /// DDP/RDMAP headers) goes first, then the payload by reference, then
+    /// `txbuf[zc_at..tx_len]` (pad and CRC).
+    zc: Option<ZcPayload>,
+    zc_at: usize,
+    /// Send queue completions (and those after them) held back for
+    /// notifications, oldest first.
+    held: KVec<Held>,
     /// The FPDU the in-order path is at was placed out of order: its
     /// tagged payload is not copied again.
     skip_copy: bool,
@@ -313,6 +350,10 @@ impl Qp {
             rx: Framing::default(),
             ooo: None,
             skip_copy: false,
+            zctx: None,
+            zc: None,
+            zc_at: 0,
+            held: KVec::new(),
             direct: false,
             staged_why: s::RX_STAGED_FRAMING,
             rx_need: 1,
@@ -321,7 +362,9 @@ impl Qp {
 
     /// Start-up done: RDMA mode, with a send queue `sq_depth` deep;
     /// out-of-order placement `ooo` (with CRC only).
-    pub(crate) fn start(&mut self, s: &Setup, sq_depth: usize, ooo: bool) -> Result {
+    /// `zctx`: payload goes to TCP by reference (the socket sends with
+    /// `MSG_ZEROCOPY`).
+    pub(crate) fn start(&mut self, s: &Setup, sq_depth: usize, ooo: bool, zctx: bool) -> Result {
         self.fbuf = KVVec::from_elem(0u8, mpa::fpdu_len(mpa::MAX_ULPDU_LEN), GFP_KERNEL)?;
         self.stage = KVVec::from_elem(0u8, STAGE, GFP_KERNEL)?;
         self.ulpdu = KVVec::from_elem(0u8, ULPDU_BUF, GFP_KERNEL)?;
@@ -330,6 +373,10 @@ impl Qp {
         self.irq.alloc(usize::from(s.ird).max(1))?;
         self.rq.reserve(uapi::RQ_DEPTH, GFP_KERNEL)?;
         self.cq.reserve(uapi::CQ_DEPTH, GFP_KERNEL)?;
+        self.held.reserve(uapi::CQ_DEPTH, GFP_KERNEL)?;
+        if zctx {
+            self.zctx = Some(KBox::new(ZcIds::new(), GFP_KERNEL)?);
+        }
         self.orq.reserve(usize::from(s.ord), GFP_KERNEL)?;
         self.parser = Some(FpduParser::new(s.rx, s.rx_pos).map_err(|_| EINVAL)?);
         self.rx = s.rx;
@@ -372,7 +419,7 @@ impl Qp {
 
     /// Work posted and not completed, plus completions not polled.
     fn outstanding(&self) -> usize {
-        self.rq.len() + self.orq.len() + self.sq_signaled + self.cq.len()
+        self.rq.len() + self.orq.len() + self.sq_signaled + self.held.len() + self.cq.len()
     }
 
     fn region(&mut self, stag: u32) -> Option<&mut Region> {
@@ -402,7 +449,7 @@ impl Qp {
             return Err(errno::enospc());
         }
         let write = access & (uapi::ACCESS_LOCAL_WRITE | uapi::ACCESS_REMOTE_WRITE) != 0;
-        let mr = Mr::pin(addr as usize, len as usize, write)?;
+        let mr = Arc::new(Mr::pin(addr as usize, len as usize, write)?, GFP_KERNEL)?;
         // STag: an index-free key; never 0 or 1 (the RTR's).
         let stag = loop {
             self.next_key = self.next_key.wrapping_add(1);
@@ -612,26 +659,42 @@ impl Qp {
     /// the work item, which calls this again).
     fn flush(&mut self, sk: &Locked<'_>) {
         loop {
-            if self.tx_off < self.tx_len {
-                let r = sk.send_some(
-                    self.txbuf.get(self.tx_off..self.tx_len).unwrap_or(&[]),
-                    self.tx.crc,
-                );
+            if self.tx_off < self.tx_len || self.zc.is_some() {
+                // The header part, the payload lent, the trailer: each
+                // resumes where TCP stopped taking it.
+                let lending = self.zc.is_some();
+                let r = if lending && self.tx_off >= self.zc_at {
+                    self.send_payload(sk)
+                } else {
+                    let end = if lending { self.zc_at } else { self.tx_len };
+                    let piece = self.txbuf.get(self.tx_off..end).unwrap_or(&[]);
+                    let want = piece.len();
+                    sk.send_some(piece, self.tx.crc && !lending, lending)
+                        .map(|n| {
+                            self.tx_off += n;
+                            (n, n == want)
+                        })
+                };
                 match r {
-                    Ok(n) if n > 0 => self.tx_off += n,
+                    Ok((n, whole)) if n > 0 => {
+                        if !whole {
+                            return;
+                        }
+                    }
                     Ok(_) => return,
                     Err(e) => {
                         if e != EAGAIN {
                             // The stream is gone: nothing more goes out.
                             self.tx_off = self.tx_len;
+                            self.zc = None;
                             self.term = None;
-                            self.fail_now(e.to_errno());
+                            self.fail(sk, e.to_errno());
                         }
                         return;
                     }
                 }
-                if self.tx_off < self.tx_len {
-                    return;
+                if self.tx_off >= self.tx_len && self.zc.is_none() {
+                    self.fpdu_out();
                 }
                 continue;
             }
@@ -645,6 +708,119 @@ impl Qp {
                 return;
             }
         }
+    }
+
+    /// Lends TCP what it takes of the payload of the FPDU on its way (by
+    /// reference; copied when the kernel cannot take it so): the bytes
+    /// taken and whether that was all of it.
+    fn send_payload(&mut self, sk: &Locked<'_>) -> Result<(usize, bool)> {
+        let Some(z) = self.zc.as_ref() else {
+            return Ok((0, true));
+        };
+        let (mr, off, left) = (z.mr.clone(), z.off, z.left);
+        let mut taken = None;
+        if self.zctx.as_ref().is_some_and(|i| i.room()) {
+            let mut r = sk.send_zc(&mr, off, left, true);
+            if r.as_ref().is_err_and(|e| *e == errno::enobufs()) {
+                // The notifications queued hold socket option memory
+                // (optmem): taken off, the next call may get one.
+                self.reap(sk);
+                r = sk.send_zc(&mr, off, left, true);
+            }
+            match r {
+                Ok((n, id)) => {
+                    match (id, self.zctx.as_mut()) {
+                        (Some(id), Some(ids)) => {
+                            ids.sent(id, n as u32);
+                            stat::add(sk.net(), s::TX_BYTES_BY_REF, n as i64);
+                        }
+                        // No id: SOCK_ZEROCOPY was cleared (SO_ZEROCOPY 0),
+                        // TCP copied.
+                        _ => stat::add(sk.net(), s::TX_BYTES_COPIED, n as i64),
+                    }
+                    taken = Some(n);
+                }
+                Err(e) if e == EAGAIN => return Err(e),
+                // No notification (RLIMIT_MEMLOCK, optmem), or the stream
+                // is gone: the copy below finds out which.
+                Err(_) => stat::add(sk.net(), s::TX_ZC_FALLBACK, 1),
+            }
+        } else if self.zctx.is_some() {
+            stat::add(sk.net(), s::TX_ZC_THROTTLED, 1);
+        }
+        let (n, offered) = match taken {
+            Some(n) => (n, left),
+            None => {
+                // The ULPDU buffer is free while an FPDU lends its payload.
+                let k = left.min(self.ulpdu.len());
+                let buf = self.ulpdu.get_mut(..k).ok_or(EINVAL)?;
+                mr.read(off, buf)?;
+                let n = sk.send_some(buf, false, true)?;
+                stat::add(sk.net(), s::TX_BYTES_COPIED, n as i64);
+                (n, k)
+            }
+        };
+        if let Some(z) = self.zc.as_mut() {
+            z.off += n as u64;
+            z.left -= n.min(z.left);
+            if z.left == 0 {
+                self.zc = None;
+            }
+        }
+        Ok((n, n == offered))
+    }
+
+    /// The FPDU in the transmit buffer is all TCP's: the completions it
+    /// held back now wait for the notification ids consumed so far.
+    fn fpdu_out(&mut self) {
+        let mark = self.zctx.as_ref().map_or(0, |z| z.mark());
+        for h in self.held.iter_mut().filter(|h| h.mark.is_none()) {
+            h.mark = Some(mark);
+        }
+        self.release_held();
+    }
+
+    /// Completions held back whose pages the kernel is done with go to the
+    /// CQ, in order.
+    fn release_held(&mut self) {
+        while let Some(h) = self.held.first().copied() {
+            let done = match (h.mark, self.zctx.as_ref()) {
+                (None, _) => false,
+                (Some(m), Some(z)) => z.done_before(m),
+                (Some(_), None) => true,
+            };
+            if !done {
+                return;
+            }
+            let _ = self.held.remove(0);
+            self.complete(h.c);
+        }
+    }
+
+    /// A send queue completion: after those held back, and itself held
+    /// until the FPDU in the transmit buffer has gone out (`fpdu`) and the
+    /// kernel is done with the pages lent so far.
+    fn complete_sq(&mut self, c: Cqe, fpdu: bool) {
+        let mark = (!fpdu).then(|| self.zctx.as_ref().map_or(0, |z| z.mark()));
+        // Room was reserved at post time (outstanding() <= CQ_DEPTH).
+        let _ = self.held.push(Held { c, mark }, GFP_ATOMIC);
+        self.release_held();
+    }
+
+    /// Takes the kernel's `MSG_ZEROCOPY` notifications off the socket's
+    /// error queue and delivers the completions they held back.
+    fn reap(&mut self, sk: &Locked<'_>) {
+        let Some(ids) = self.zctx.as_mut() else {
+            return;
+        };
+        while let Some(n) = sk.zc_reap() {
+            let bytes = ids.complete(n.lo, n.hi);
+            stat::add(sk.net(), s::TX_ZC_NOTIFICATIONS, 1);
+            if n.copied {
+                stat::add(sk.net(), s::TX_ZC_COPIED_BY_KERNEL, bytes as i64);
+            }
+        }
+        self.release_held();
     }
 
     /// Frames `ulpdu` as the next FPDU into the transmit buffer (empty).
@@ -672,18 +848,41 @@ impl Qp {
             return false;
         };
         self.tx_payload = self.fpdu_payload(sk);
-        match self.build(&w) {
-            Ok((n, last)) => {
+        let payload = (w.len - w.done).min(self.tx_payload as u32) as usize;
+        // By reference: payload of a Send, Write or Read Response without
+        // markers (an FPDU with markers interleaves them with the payload),
+        // not too small, and not the last FPDU of its message: the
+        // completion waits for the ACK of every byte lent, and a peer
+        // delays the ACK of a last odd segment (40 ms and more: rping's
+        // 65535 B ping-pong with siw took 55 s instead of 6 for 1000
+        // rounds); copied, the last FPDU's segments make the peer ACK the
+        // lent ones before them at once.
+        let last = w.done + payload as u32 >= w.len;
+        let lend = self.zctx.is_some()
+            && !self.tx.markers
+            && w.op != uapi::WR_READ
+            && payload >= ZC_MIN
+            && !last;
+        let r = if lend {
+            self.frame_lent(sk, &w)
+        } else {
+            self.build(&w).and_then(|(n, last)| {
                 let ulpdu = core::mem::take(&mut self.ulpdu);
                 let r = self.frame(sk, ulpdu.get(..n).unwrap_or(&[]));
                 self.ulpdu = ulpdu;
-                if r.is_err() {
-                    self.terminate(sk, TermCode::LLP_LOCAL_CATASTROPHIC, None);
-                    return true;
+                if w.op != uapi::WR_READ {
+                    stat::add(sk.net(), s::TX_BYTES_COPIED, payload as i64);
                 }
-                self.sent(irq, last);
+                r.map(|()| last).map_err(|_| true)
+            })
+        };
+        match r {
+            Ok(last) => self.sent(irq, last),
+            Err(true) => {
+                self.terminate(sk, TermCode::LLP_LOCAL_CATASTROPHIC, None);
+                return true;
             }
-            Err(()) => {
+            Err(false) => {
                 // The source registration went (deregistered or invalidated
                 // after the post): the work request fails, and the
                 // connection with it (a message may be cut short).
@@ -692,14 +891,17 @@ impl Qp {
                     if w.signaled {
                         self.sq_signaled -= 1;
                     }
-                    self.complete(Cqe {
-                        wr_id: w.wr_id,
-                        opcode: w.op,
-                        status: uapi::WC_LOC_PROT_ERR,
-                        byte_len: 0,
-                        flags: 0,
-                        inv_stag: 0,
-                    });
+                    self.complete_sq(
+                        Cqe {
+                            wr_id: w.wr_id,
+                            opcode: w.op,
+                            status: uapi::WC_LOC_PROT_ERR,
+                            byte_len: 0,
+                            flags: 0,
+                            inv_stag: 0,
+                        },
+                        false,
+                    );
                 }
                 self.terminate(sk, TermCode::RDMAP_CATASTROPHIC, None);
             }
@@ -726,7 +928,11 @@ impl Qp {
 
     /// Builds the next ULPDU of `w` in `self.ulpdu`: its length and whether
     /// it ends the message.
-    fn build(&mut self, w: &Wqe) -> core::result::Result<(usize, bool), ()> {
+    fn build(&mut self, w: &Wqe) -> core::result::Result<(usize, bool), bool> {
+        self.build_inner(w).map_err(|()| false)
+    }
+
+    fn build_inner(&mut self, w: &Wqe) -> core::result::Result<(usize, bool), ()> {
         if w.op == uapi::WR_READ {
             let rr = ReadRequest {
                 sink_stag: w.lkey,
@@ -747,7 +953,25 @@ impl Qp {
         let n = (w.len - w.done).min(self.tx_payload as u32);
         let last = w.done + n == w.len;
         let off = u64::from(w.done);
-        let h = match w.op {
+        let hl = Self::header(w, last, off)
+            .and_then(|h| h.encode(&mut self.ulpdu))
+            .ok_or(())?;
+        if n > 0 {
+            let (i, at) = self.local(w.lkey, w.addr + off, n, 0).ok_or(())?;
+            let chunk = self.ulpdu.get_mut(hl..hl + n as usize).ok_or(())?;
+            self.regions
+                .get(i)
+                .ok_or(())?
+                .mr
+                .read(at, chunk)
+                .map_err(|_| ())?;
+        }
+        Ok((hl + n as usize, last))
+    }
+
+    /// The DDP/RDMAP header of the FPDU of `w` at message offset `off`.
+    fn header(w: &Wqe, last: bool, off: u64) -> Option<Header> {
+        match w.op {
             OP_READ_RESP => rdmap::tagged_header(
                 Opcode::ReadResponse,
                 last,
@@ -763,22 +987,55 @@ impl Qp {
                     uapi::WR_SEND_INV => Opcode::SendInvalidate,
                     _ => Opcode::Send,
                 };
-                rdmap::untagged_header(op, last, w.msn, w.done, w.inv_stag)
+                rdmap::untagged_header(op, last, w.msn, off as u32, w.inv_stag)
             }
         }
-        .ok_or(())?;
-        let hl = h.encode(&mut self.ulpdu).ok_or(())?;
-        if n > 0 {
-            let (i, at) = self.local(w.lkey, w.addr + off, n, 0).ok_or(())?;
-            let chunk = self.ulpdu.get_mut(hl..hl + n as usize).ok_or(())?;
-            self.regions
-                .get_mut(i)
-                .ok_or(())?
-                .mr
-                .read(at, chunk)
-                .map_err(|_| ())?;
-        }
-        Ok((hl + n as usize, last))
+    }
+
+    /// Frames the next FPDU of `w` lending its payload (no markers): the
+    /// MPA header and the DDP/RDMAP header into the transmit buffer, then
+    /// the pad and the CRC, computed over the registered bytes where they
+    /// are; the payload goes to TCP by reference from `flush`. Whether it
+    /// ends the message; `Err(false)` when the registration went.
+    fn frame_lent(&mut self, sk: &Locked<'_>, w: &Wqe) -> core::result::Result<bool, bool> {
+        let n = (w.len - w.done).min(self.tx_payload as u32);
+        let last = w.done + n == w.len;
+        let off = u64::from(w.done);
+        let (i, at) = self.local(w.lkey, w.addr + off, n, 0).ok_or(false)?;
+        let mr = self.regions.get(i).ok_or(false)?.mr.clone();
+        let h = Self::header(w, last, off).ok_or(true)?;
+        let hl = h
+            .encode(self.txbuf.get_mut(mpa::HDR_LEN..).ok_or(true)?)
+            .ok_or(true)?;
+        let ulen = hl + n as usize;
+        let at_payload = mpa::HDR_LEN + hl;
+        self.txbuf
+            .get_mut(..mpa::HDR_LEN)
+            .ok_or(true)?
+            .copy_from_slice(&(ulen as u16).to_be_bytes());
+        let crc = if self.tx.crc {
+            let c = Crc32c::new().update(self.txbuf.get(..at_payload).ok_or(true)?);
+            let reg = mr.crc32c(at, n as usize, c.register()).map_err(|_| false)?;
+            Some(Crc32c::from_register(reg))
+        } else {
+            None
+        };
+        let (t, tl) = mpa::trailer(ulen, crc);
+        self.txbuf
+            .get_mut(at_payload..at_payload + tl)
+            .ok_or(true)?
+            .copy_from_slice(t.get(..tl).ok_or(true)?);
+        self.tx_off = 0;
+        self.zc_at = at_payload;
+        self.tx_len = at_payload + tl;
+        self.zc = Some(ZcPayload {
+            mr,
+            off: at,
+            left: n as usize,
+        });
+        self.tx_pos = self.tx_pos.wrapping_add((mpa::HDR_LEN + ulen + tl) as u32);
+        stat::add(sk.net(), s::FPDUS_SENT, 1);
+        Ok(last)
     }
 
     /// The FPDU framed from the head of the send queue (or of the inbound
@@ -798,14 +1055,18 @@ impl Qp {
         let Some(w) = q.pop() else { return };
         if !irq && w.signaled && w.op != uapi::WR_READ {
             self.sq_signaled -= 1;
-            self.complete(Cqe {
-                wr_id: w.wr_id,
-                opcode: w.op,
-                status: uapi::WC_SUCCESS,
-                byte_len: w.len,
-                flags: 0,
-                inv_stag: 0,
-            });
+            // Once the FPDU is TCP's and the kernel done with its pages.
+            self.complete_sq(
+                Cqe {
+                    wr_id: w.wr_id,
+                    opcode: w.op,
+                    status: uapi::WC_SUCCESS,
+                    byte_len: w.len,
+                    flags: 0,
+                    inv_stag: 0,
+                },
+                true,
+            );
         }
     }
 
@@ -816,13 +1077,38 @@ impl Qp {
 
     /// The connection failed with `err` (negative): everything posted is
     /// flushed.
-    fn fail(&mut self, _sk: &Locked<'_>, err: i32) {
+    pub(crate) fn fail(&mut self, sk: &Locked<'_>, err: i32) {
+        // Pages the kernel is done with (a reset purges TCP's queues and
+        // frees their skbs): those completions succeed first.
+        if self.error == 0 {
+            self.reap(sk);
+        }
         self.fail_now(err);
     }
 
     /// Everything posted completes in error; the Read Responses owed and
     /// the rest of a message partly sent are dropped.
     fn flush_err(&mut self) {
+        // Completions held back for the kernel's notifications: those the
+        // kernel is done with are delivered as they are, the others' Writes
+        // and Sends flushed (the stream is gone), in order, before the work
+        // still queued.
+        self.release_held();
+        let held = core::mem::take(&mut self.held);
+        for h in held.iter() {
+            let c = if h.c.status == uapi::WC_SUCCESS && h.c.opcode != uapi::WR_READ {
+                Cqe {
+                    status: uapi::WC_FLUSH_ERR,
+                    byte_len: 0,
+                    ..h.c
+                }
+            } else {
+                h.c
+            };
+            self.complete(c);
+        }
+        self.held = held;
+        self.held.clear();
         while let Some(w) = self.sq.pop() {
             if w.signaled && w.op != uapi::WR_READ {
                 self.complete(Cqe {
@@ -893,6 +1179,7 @@ impl Qp {
         if !self.live {
             return;
         }
+        self.reap(sk);
         if let (Some(o), Some(p)) = (self.ooo.as_mut(), self.parser.as_ref()) {
             o.sync(sk.rcv_seqs().0, p.position());
         }
@@ -952,6 +1239,7 @@ impl Qp {
         self.fbuf = fbuf;
         self.ooo_walk(sk);
         self.flush(sk);
+        self.reap(sk);
     }
 
     /// One inbound segment.
@@ -1091,14 +1379,18 @@ impl Qp {
         };
         if t.last {
             if let Ok(h) = self.orq.remove(0) {
-                self.complete(Cqe {
-                    wr_id: h.wr_id,
-                    opcode: uapi::WR_READ,
-                    status: uapi::WC_SUCCESS,
-                    byte_len: got,
-                    flags: 0,
-                    inv_stag: 0,
-                });
+                // Not ahead of a Send or Write completion held back.
+                self.complete_sq(
+                    Cqe {
+                        wr_id: h.wr_id,
+                        opcode: uapi::WR_READ,
+                        status: uapi::WC_SUCCESS,
+                        byte_len: got,
+                        flags: 0,
+                        inv_stag: 0,
+                    },
+                    false,
+                );
             }
         }
         Ok(())
@@ -1232,6 +1524,12 @@ impl Qp {
         self.fail_now(-(kernel::bindings::ECONNABORTED as i32));
         self.term = None;
         self.tx_off = self.tx_len;
+        // Pages lent to TCP stay referenced by its skbs; their
+        // notifications, if any still come, stay on the socket's error
+        // queue (the kernel queues none once the socket is dead).
+        self.zc = None;
+        self.zctx = None;
+        self.held = KVec::new();
         self.cq.clear();
         self.regions.clear();
         self.live = false;

@@ -38,6 +38,12 @@ crate::zcnet::counters::counter_table! {
     OOO_REFUSED = c"ZcddpOooRefused",
     TERMINATES_SENT = c"ZcddpTerminatesSent",
     TERMINATES_RECEIVED = c"ZcddpTerminatesReceived",
+    TX_BYTES_BY_REF = c"ZcddpTxBytesByRef",
+    TX_BYTES_COPIED = c"ZcddpTxBytesCopied",
+    TX_ZC_FALLBACK = c"ZcddpTxZcFallback",
+    TX_ZC_THROTTLED = c"ZcddpTxZcThrottled",
+    TX_ZC_NOTIFICATIONS = c"ZcddpTxZcNotifications",
+    TX_ZC_COPIED_BY_KERNEL = c"ZcddpTxZcCopiedByKernel",
     REGISTRATIONS = c"ZcddpRegistrations",
     PINNED_PAGES = c"ZcddpPinnedPages",
 }

@@ -104,7 +104,7 @@ fn poll(sk: &Locked<'_>, ctx: &Ctx, p: &uapi::Poll) -> Result {
             Err(e) if e == ETIMEDOUT => return put_u32(p.count_out, 0),
             Err(e) if e == EINTR => return Err(e),
             // The connection ended: flush (the next round reports it).
-            Err(e) => ctx.qp(sk).ok_or(EAGAIN)?.fail_now(e.to_errno()),
+            Err(e) => ctx.qp(sk).ok_or(EAGAIN)?.fail(sk, e.to_errno()),
         }
     }
 }

@@ -58,6 +58,10 @@ module! {
             default: 1,
             description: "Out-of-order placement on new connections (1, the default) or off (0); ZCDDP_OOO per socket",
         },
+        zctx: u32 {
+            default: 1,
+            description: "Zero-copy transmit on new connections (1, the default: payload of 1024 B or more, without markers, goes to TCP by reference with MSG_ZEROCOPY) or off (0: copied)",
+        },
         rxdirect: u32 {
             default: 0,
             description: "In-order direct placement: payload copied once, from TCP's skbs into the registration (1), or staged and copied three times (0, the default until a stall against siw under 5% loss is understood)",
@@ -68,6 +72,11 @@ module! {
 /// Out-of-order placement on new connections (the parameter `ooo`).
 pub(crate) fn ooo_default() -> bool {
     *module_parameters::ooo.value() != 0
+}
+
+/// Zero-copy transmit on new connections (the parameter `zctx`).
+pub(crate) fn zctx_default() -> bool {
+    *module_parameters::zctx.value() != 0
 }
 
 /// In-order direct placement on new connections (the parameter

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Registered memory for zcddp (see ddp_mem.h). */
+#include <linux/bvec.h>
+#include <linux/crc32.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -8,6 +10,8 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
+#include <net/sock.h>
+#include <net/tcp.h>
 
 #include "ddp_mem.h"
 #include "ddp_sock.h"
@@ -135,6 +139,76 @@ int zcnet_helper_ddp_mr_copy(struct zcnet_ddp_mr *mr, u64 off, void *buf, size_t
 		len -= n;
 	}
 	return 0;
+}
+
+int zcnet_helper_ddp_mr_crc32c(struct zcnet_ddp_mr *mr, u64 off, size_t len, u32 *crc)
+{
+	u64 pos;
+
+	if (off > mr->len || len > mr->len - off)
+		return -EINVAL;
+	pos = mr->first + off;
+	if (mr->vaddr) {
+		*crc = crc32c(*crc, mr->vaddr + pos, len);
+		return 0;
+	}
+	while (len) {
+		unsigned int in = offset_in_page(pos);
+		size_t n = min_t(size_t, len, PAGE_SIZE - in);
+		void *p = kmap_local_page(mr->pages[pos >> PAGE_SHIFT]);
+
+		*crc = crc32c(*crc, p + in, n);
+		kunmap_local(p);
+		pos += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Pages (bio_vecs) one zero-copy send hands TCP at most: 64 KiB and a page. */
+#define ZCNET_DDP_ZC_SEGS 17
+
+int zcnet_helper_ddp_send_zc(struct sock *sk, struct zcnet_ddp_mr *mr, u64 off, size_t len,
+			     bool more, u32 *id, bool *used)
+{
+	struct bio_vec bv[ZCNET_DDP_ZC_SEGS];
+	struct msghdr msg = {
+		.msg_flags = MSG_ZEROCOPY | MSG_DONTWAIT | MSG_NOSIGNAL | (more ? MSG_MORE : 0),
+	};
+	unsigned int n = 0;
+	size_t left;
+	u32 before;
+	u64 pos;
+	int r;
+
+	*used = false;
+	if (!len || off > mr->len || len > mr->len - off)
+		return -EINVAL;
+	pos = mr->first + off;
+	left = len;
+	while (left && n < ZCNET_DDP_ZC_SEGS) {
+		unsigned int in = offset_in_page(pos);
+		size_t k = min_t(size_t, left, PAGE_SIZE - in);
+
+		bvec_set_page(&bv[n++], mr->pages[pos >> PAGE_SHIFT], k, in);
+		pos += k;
+		left -= k;
+	}
+	len -= left;
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n, len);
+	/*
+	 * With SOCK_ZEROCOPY, a call that takes bytes consumes one notification
+	 * id, sk_zckey's value before it (msg_zerocopy_realloc()); one that
+	 * takes none gives it back (msg_zerocopy_put_abort()). The socket is
+	 * locked: nobody else moves sk_zckey meanwhile. TCP takes a reference
+	 * on each page it keeps (iov_iter_get_pages2() on the bvec iterator),
+	 * dropped when the skb holding it is freed.
+	 */
+	before = (u32)atomic_read(&sk->sk_zckey);
+	r = tcp_sendmsg_locked(sk, &msg, len);
+	*id = before;
+	*used = (u32)atomic_read(&sk->sk_zckey) != before;
+	return r;
 }
 
 void zcnet_helper_ddp_mr_release(struct zcnet_ddp_mr *mr)

@@ -13,6 +13,7 @@
 
 #include <linux/types.h>
 
+struct sock;
 struct zcnet_ddp_mr;
 
 /* Module init / exit: the release workqueue. */
@@ -31,6 +32,20 @@ unsigned long zcnet_helper_ddp_mr_pages(const struct zcnet_ddp_mr *mr);
  * length, checked by the caller and again here: -EINVAL) to or from buf. */
 int zcnet_helper_ddp_mr_copy(struct zcnet_ddp_mr *mr, u64 off, void *buf, size_t len,
 			     bool to_mr);
+/* Feeds len bytes at byte off of the registration (checked: -EINVAL) to
+ * the CRC32c register *crc (crc32c(), read through the mapping: no copy). */
+int zcnet_helper_ddp_mr_crc32c(struct zcnet_ddp_mr *mr, u64 off, size_t len, u32 *crc);
+/*
+ * Sends len bytes at byte off of the registration (checked: -EINVAL) on sk
+ * (locked, SOCK_ZEROCOPY set) by reference: tcp_sendmsg_locked() with
+ * MSG_ZEROCOPY | MSG_DONTWAIT | MSG_NOSIGNAL (| MSG_MORE when more) over a
+ * bvec iterator of the registration's pages (at most 64 KiB of them per
+ * call). The bytes taken (maybe fewer), or -errno (-EAGAIN: no space;
+ * -ENOBUFS: no notification could be allocated or charged). *used: the call
+ * consumed notification id *id (whenever it took bytes).
+ */
+int zcnet_helper_ddp_send_zc(struct sock *sk, struct zcnet_ddp_mr *mr, u64 off, size_t len,
+			     bool more, u32 *id, bool *used);
 /* Queues the release: unmapped, unpinned (pages dirtied), uncharged, freed. */
 void zcnet_helper_ddp_mr_release(struct zcnet_ddp_mr *mr);
 /* Copies len bytes of sk's stream (locked), from qoff bytes past copied_seq,

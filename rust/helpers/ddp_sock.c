@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Byte-exact kernel I/O on a locked TCP socket (see ddp_sock.h). */
+#include <linux/errqueue.h>
 #include <linux/jiffies.h>
 #include <linux/sched/signal.h>
 #include <linux/uio.h>
@@ -143,10 +144,11 @@ int zcnet_helper_ddp_send_exact(struct sock *sk, const void *buf, size_t len, lo
 	return r;
 }
 
-int zcnet_helper_ddp_send_some(struct sock *sk, const void *buf, size_t len, bool eor)
+int zcnet_helper_ddp_send_some(struct sock *sk, const void *buf, size_t len, bool eor, bool more)
 {
 	struct kvec kv = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL | MSG_DONTWAIT | (eor ? MSG_EOR : 0) };
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL | MSG_DONTWAIT | (eor ? MSG_EOR : 0) |
+				(more ? MSG_MORE : 0) };
 
 	if (!len)
 		return 0;
@@ -232,6 +234,26 @@ int zcnet_helper_ddp_ofo_copy(struct sock *sk, u32 from, void *buf, size_t len, 
 	*seq = s;
 	*end = e;
 	return take;
+}
+
+int zcnet_helper_ddp_zc_reap(struct sock *sk, u32 *lo, u32 *hi, bool *copied)
+{
+	struct sk_buff *skb;
+
+	while ((skb = sock_dequeue_err_skb(sk))) {
+		const struct sock_exterr_skb *serr = SKB_EXT_ERR(skb);
+		bool zc = serr->ee.ee_origin == SO_EE_ORIGIN_ZEROCOPY && !serr->ee.ee_errno;
+
+		if (zc) {
+			*lo = serr->ee.ee_info;
+			*hi = serr->ee.ee_data;
+			*copied = serr->ee.ee_code & SO_EE_CODE_ZEROCOPY_COPIED;
+		}
+		consume_skb(skb);
+		if (zc)
+			return 1;
+	}
+	return 0;
 }
 
 int zcnet_ddp_queue_walk(struct sock *sk, u32 off, size_t len,

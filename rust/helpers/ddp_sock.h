@@ -30,8 +30,9 @@ unsigned int zcnet_helper_ddp_inq(struct sock *sk);
 /* Sends what TCP takes of buf now, without waiting (sk locked): the bytes
  * taken (maybe fewer than len), -EAGAIN for none (sk_write_space follows
  * when space frees), or the socket's error. eor: all of buf taken ends
- * TCP's skb (MSG_EOR: later bytes start a new segment). */
-int zcnet_helper_ddp_send_some(struct sock *sk, const void *buf, size_t len, bool eor);
+ * TCP's skb (MSG_EOR: later bytes start a new segment); more: more bytes of
+ * the segment follow at once (MSG_MORE: not pushed on their own). */
+int zcnet_helper_ddp_send_some(struct sock *sk, const void *buf, size_t len, bool eor, bool more);
 /* The MSS sk (locked) sends with now, as tcp_current_mss() has it. */
 unsigned int zcnet_helper_ddp_mss(struct sock *sk);
 /* Whether sk is an established TCP socket. */
@@ -63,6 +64,15 @@ void zcnet_helper_ddp_rcv_seqs(struct sock *sk, u32 *copied, u32 *rcv_nxt);
  */
 int zcnet_helper_ddp_ofo_copy(struct sock *sk, u32 from, void *buf, size_t len, u32 *seq,
 			      u32 *end);
+/*
+ * Takes the next MSG_ZEROCOPY notification off sk's error queue (any other
+ * entry is dropped on the way): 1 with its id range *lo..*hi (inclusive,
+ * ids wrap) and whether the kernel reported it copied the data
+ * (SO_EE_CODE_ZEROCOPY_COPIED, e.g. delivered on this host: the receive
+ * path's skb_orphan_frags_rx() copies the frags; adjacent notifications are
+ * merged keeping the first's code), 0 when none is queued.
+ */
+int zcnet_helper_ddp_zc_reap(struct sock *sk, u32 *lo, u32 *hi, bool *copied);
 /*
  * In-order direct placement reads TCP's receive queue in place (sk locked):
  * the bytes [off, off + len) of the stream counted from copied_seq.

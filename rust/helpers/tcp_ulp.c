@@ -133,6 +133,12 @@ struct zcnet_ulp_work {
 	void (*saved_data_ready)(struct sock *sk);
 	/* TCP's write_space (sk_stream_write_space), likewise. */
 	void (*saved_write_space)(struct sock *sk);
+	/* The socket's error_report (sock_def_error_report), hooked once the
+	 * ULP sends with MSG_ZEROCOPY (zcnet_helper_tcp_ulp_zerocopy()). */
+	void (*saved_error_report)(struct sock *sk);
+	/* MSG_ZEROCOPY on: the ULP drains the error queue itself (poll does not
+	 * report EPOLLERR for its notifications); sk locked to set. */
+	bool zc;
 	/* Set in close, sk locked: no more scheduling. */
 	bool dead;
 	/* What the ULP last said (zcnet_helper_tcp_ulp_set_readable()). */
@@ -205,6 +211,24 @@ static void zcnet_ulp_write_space(struct sock *sk)
 }
 
 /*
+ * sk_error_report, from the kernel's MSG_ZEROCOPY completion
+ * (__msg_zerocopy_callback(), any context, no socket lock) once a
+ * notification is on sk's error queue, or from TCP on an error: the work item
+ * runs, to drain the error queue and deliver the completions it held back.
+ * The kernel's own code frees the skbs and queues the notification; this
+ * only schedules work (close unhooks it and waits an RCU grace period).
+ */
+static void zcnet_ulp_error_report(struct sock *sk)
+{
+	struct zcnet_ulp_work *w = zcnet_ulp_work_of(sk);
+
+	if (!w)
+		return;
+	w->saved_error_report(sk);
+	zcnet_ulp_work_queue(sk, w);
+}
+
+/*
  * The hook runs before TCP has queued the segment: a work item run at once
  * (on another CPU) could walk the out-of-order queue before the segment is
  * in it, and nothing would kick it again. A jiffy later TCP has queued it,
@@ -251,6 +275,11 @@ static __poll_t zcnet_ulp_poll(struct file *file, struct socket *sock, poll_tabl
 	mask = base->poll(file, sock, wait);
 	if (!w || !READ_ONCE(w->own))
 		return mask;
+	/* tcp_poll() reports EPOLLERR for a non-empty error queue: with
+	 * MSG_ZEROCOPY that is the ULP's notifications, which its work item
+	 * drains; only a socket error stays EPOLLERR. */
+	if (READ_ONCE(w->zc) && !READ_ONCE(sk->sk_err))
+		mask &= ~EPOLLERR;
 	if (!READ_ONCE(w->readable) && !(mask & (EPOLLERR | EPOLLHUP | EPOLLRDHUP)))
 		mask &= ~(EPOLLIN | EPOLLRDNORM);
 	/*
@@ -483,6 +512,8 @@ static void zcnet_ulp_work_unhook(struct sock *sk, struct zcnet_ulp_work *w)
 	if (!w->dead) {
 		WRITE_ONCE(sk->sk_data_ready, w->saved_data_ready);
 		WRITE_ONCE(sk->sk_write_space, w->saved_write_space);
+		if (w->saved_error_report)
+			WRITE_ONCE(sk->sk_error_report, w->saved_error_report);
 		WRITE_ONCE(w->dead, true);
 	}
 	write_unlock_bh(&sk->sk_callback_lock);
@@ -505,9 +536,11 @@ static void zcnet_ulp_work_stop(struct sock *sk)
 	 * about to schedule a kick: it runs under rcu_read_lock(), so after a
 	 * grace period it has, and the cancel below catches the kick. (Without
 	 * this, a kick scheduled after the cancel would outlive the socket's
-	 * ULP data, freed after destroy, and the module.)
+	 * ULP data, freed after destroy, and the module.) The same holds for
+	 * the error_report hook of MSG_ZEROCOPY, which the kernel calls from
+	 * skb frees in softirq or with BHs off, without the socket lock.
 	 */
-	if (w->ofo_used)
+	if (w->ofo_used || w->saved_error_report)
 		synchronize_rcu();
 	/* A kick or a run that was queued and now will not run: its
 	 * reference. The kick first: it queues the run (not once w->dead). */
@@ -573,6 +606,23 @@ bool zcnet_helper_tcp_ulp_readable(struct sock *sk)
 	return w && READ_ONCE(w->readable);
 }
 
+bool zcnet_helper_tcp_ulp_zerocopy(struct sock *sk)
+{
+	struct zcnet_ulp_work *w = zcnet_ulp_work_of(sk);
+
+	if (!w || w->dead)
+		return false;
+	if (w->zc)
+		return true;
+	sock_set_flag(sk, SOCK_ZEROCOPY);
+	write_lock_bh(&sk->sk_callback_lock);
+	w->saved_error_report = sk->sk_error_report;
+	WRITE_ONCE(sk->sk_error_report, zcnet_ulp_error_report);
+	write_unlock_bh(&sk->sk_callback_lock);
+	WRITE_ONCE(w->zc, true);
+	return true;
+}
+
 void zcnet_helper_tcp_ulp_kick(struct sock *sk)
 {
 	struct zcnet_ulp_work *w = zcnet_ulp_work_of(sk);
@@ -611,6 +661,8 @@ static void zcnet_ulp_destroy(struct sock *sk)
 		spin_unlock_bh(&zcnet_ulp_socks_lock);
 		WRITE_ONCE(sk->sk_data_ready, w->saved_data_ready);
 		WRITE_ONCE(sk->sk_write_space, w->saved_write_space);
+		if (w->saved_error_report)
+			WRITE_ONCE(sk->sk_error_report, w->saved_error_report);
 		WRITE_ONCE(w->dead, true);
 	}
 	if (w)

@@ -112,6 +112,15 @@ void zcnet_helper_tcp_ulp_set_writable(struct sock *sk, bool writable);
 void zcnet_helper_tcp_ulp_wake(struct sock *sk);
 /* Whether the ULP said sk is readable. */
 bool zcnet_helper_tcp_ulp_readable(struct sock *sk);
+/*
+ * sk (locked, with a work item) sends with MSG_ZEROCOPY from now on:
+ * SOCK_ZEROCOPY set, and sk_error_report hooked to schedule the work item
+ * when the kernel queues a notification on the error queue (the ULP drains
+ * it, zcnet_helper_ddp_zc_reap()); poll reports EPOLLERR only for a socket
+ * error, not for queued notifications. Unhooked in close. False without a
+ * work item.
+ */
+bool zcnet_helper_tcp_ulp_zerocopy(struct sock *sk);
 /* Schedules sk's work item (a socket reference held for it), unless it is
  * pending or the socket is closing. */
 void zcnet_helper_tcp_ulp_kick(struct sock *sk);

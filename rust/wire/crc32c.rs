@@ -118,6 +118,19 @@ impl Crc32c {
         }
     }
 
+    /// A running CRC from its register (as [`Crc32c::register`] gave it):
+    /// for a CRC continued by another implementation of the same register
+    /// (the kernel's `crc32c(reg, p, len)`, which neither presets nor
+    /// complements).
+    pub const fn from_register(reg: u32) -> Self {
+        Self { reg }
+    }
+
+    /// The register (not complemented).
+    pub const fn register(self) -> u32 {
+        self.reg
+    }
+
     /// The conventional CRC value (complemented register).
     pub const fn finish(self) -> u32 {
         !self.reg
@@ -143,6 +156,13 @@ pub const fn from_wire(field: [u8; 4]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn register_round_trip() {
+        let a = Crc32c::new().update(b"12345");
+        let b = Crc32c::from_register(a.register()).update(b"6789");
+        assert_eq!(b.finish(), 0xe306_9283);
+    }
 
     /// Bit-at-a-time reference.
     fn slow(data: &[u8]) -> u32 {

@@ -18,3 +18,4 @@ pub mod rdmap;
 pub mod spec;
 pub mod startup;
 pub mod terminate;
+pub mod zcids;

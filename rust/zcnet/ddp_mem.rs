@@ -44,7 +44,10 @@ pub struct Mr(NonNull<ext::zcnet_ddp_mr>);
 // SAFETY: The registration holds its own references (pages, mm); it may be
 // used and released from any thread.
 unsafe impl Send for Mr {}
-// SAFETY: `&Mr` offers only `pages`, a read of a constant field.
+// SAFETY: `&Mr` offers `pages` (a constant field), and copies, CRCs and
+// sends of the registered bytes, done by the C helpers with `memcpy`,
+// `crc32c` and TCP's page references: the bytes are user memory that the
+// owner may change at any time anyway; no Rust reference to them exists.
 unsafe impl Sync for Mr {}
 
 impl Mr {
@@ -69,7 +72,7 @@ impl Mr {
     }
 
     /// Copies the registration's bytes at `off` into `buf`.
-    pub fn read(&mut self, off: u64, buf: &mut [u8]) -> Result {
+    pub fn read(&self, off: u64, buf: &mut [u8]) -> Result {
         // SAFETY: The registration is live (type invariant); the helper
         // checks `off + len` against its length; `buf` is writable.
         to_result(unsafe {
@@ -84,7 +87,7 @@ impl Mr {
     }
 
     /// Copies `buf` into the registration at `off`.
-    pub fn write(&mut self, off: u64, buf: &[u8]) -> Result {
+    pub fn write(&self, off: u64, buf: &[u8]) -> Result {
         // SAFETY: As in `read`; the helper only reads `buf` when `to_mr`.
         to_result(unsafe {
             ext::zcnet_helper_ddp_mr_copy(
@@ -99,11 +102,26 @@ impl Mr {
 }
 
 impl Mr {
+    /// Feeds the `len` registered bytes at `off` to the CRC32c register
+    /// `reg` (read through the kernel mapping, not copied): the new
+    /// register.
+    pub fn crc32c(&self, off: u64, len: usize, reg: u32) -> Result<u32> {
+        let mut crc = reg;
+        // SAFETY: The registration is live (type invariant); the helper
+        // checks `off + len` against its length; `crc` is writable.
+        to_result(unsafe { ext::zcnet_helper_ddp_mr_crc32c(self.0.as_ptr(), off, len, &mut crc) })?;
+        Ok(crc)
+    }
+
+    pub(crate) fn as_raw(&self) -> *mut ext::zcnet_ddp_mr {
+        self.0.as_ptr()
+    }
+
     /// Copies `len` bytes of `sk`'s stream, at stream offset `qoff` of its
     /// receive queue ([`Locked::peek`]), into the registration at `off`:
     /// the one copy of in-order direct placement. `EINVAL` outside the
     /// registration, `ENODATA` when fewer bytes are queued.
-    pub fn fill_from_queue(&mut self, off: u64, sk: &Locked<'_>, qoff: u32, len: usize) -> Result {
+    pub fn fill_from_queue(&self, off: u64, sk: &Locked<'_>, qoff: u32, len: usize) -> Result {
         // SAFETY: The registration is live (type invariant) and the helper
         // checks `off + len` against its length; the socket is locked
         // (`Locked`'s invariant), which keeps its receive queue's head.

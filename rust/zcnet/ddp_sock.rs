@@ -7,6 +7,7 @@
 //!
 //! C header: [`rust/helpers/ddp_sock.h`](../helpers/ddp_sock.h)
 
+use super::ddp_mem::Mr;
 use super::ext;
 use super::ulp::{Locked, TcpSock};
 use kernel::{error::to_result, prelude::*};
@@ -57,12 +58,19 @@ impl Locked<'_> {
     /// Hands TCP what it takes of `buf` now, never waiting: the bytes
     /// taken (maybe fewer), `EAGAIN` for none (the socket's work item runs
     /// when space frees, [`super::ulp::Ulp::work`]), or the socket's error.
-    /// `eor`: once all of `buf` is taken, later bytes start a new segment.
-    pub fn send_some(&self, buf: &[u8], eor: bool) -> Result<usize> {
+    /// `eor`: once all of `buf` is taken, later bytes start a new segment;
+    /// `more`: more bytes of the segment follow at once (`MSG_MORE`).
+    pub fn send_some(&self, buf: &[u8], eor: bool, more: bool) -> Result<usize> {
         // SAFETY: By the type invariant the socket is locked; `buf` is
         // readable for its length.
         let r = unsafe {
-            ext::zcnet_helper_ddp_send_some(self.as_raw(), buf.as_ptr().cast(), buf.len(), eor)
+            ext::zcnet_helper_ddp_send_some(
+                self.as_raw(),
+                buf.as_ptr().cast(),
+                buf.len(),
+                eor,
+                more,
+            )
         };
         to_result(r.min(0))?;
         Ok(r as usize)
@@ -177,6 +185,70 @@ impl Locked<'_> {
         // SAFETY: By the type invariant the socket is locked; its ULP data
         // is live in the ULP's callbacks.
         unsafe { ext::zcnet_helper_tcp_ulp_set_ofo_kick(self.as_raw(), on) }
+    }
+}
+
+/// A `MSG_ZEROCOPY` notification ([`Locked::zc_reap`]).
+pub struct ZcNote {
+    /// The first and last notification id of the range (inclusive; ids
+    /// wrap).
+    pub lo: u32,
+    /// See `lo`.
+    pub hi: u32,
+    /// The kernel copied the data instead (`SO_EE_CODE_ZEROCOPY_COPIED`).
+    pub copied: bool,
+}
+
+impl Locked<'_> {
+    /// Sends with `MSG_ZEROCOPY` from now on (see
+    /// `zcnet_helper_tcp_ulp_zerocopy()`): false without a work item.
+    pub fn zerocopy_on(&self) -> bool {
+        // SAFETY: By the type invariant the socket is locked; its ULP data
+        // is live in the ULP's callbacks.
+        unsafe { ext::zcnet_helper_tcp_ulp_zerocopy(self.as_raw()) }
+    }
+
+    /// Hands TCP the `len` registered bytes of `mr` at `off` by reference
+    /// (`MSG_ZEROCOPY`, never waiting; `more`: `MSG_MORE`): the bytes taken
+    /// and the notification id the call consumed (whenever it took bytes),
+    /// or `EAGAIN` (no space), `ENOBUFS` (no notification), the socket's
+    /// error. TCP holds a reference on each page until its skbs are freed.
+    pub fn send_zc(
+        &self,
+        mr: &Mr,
+        off: u64,
+        len: usize,
+        more: bool,
+    ) -> Result<(usize, Option<u32>)> {
+        let (mut id, mut used) = (0u32, false);
+        // SAFETY: By the type invariant the socket is locked; `mr` is a live
+        // registration (borrowed for the call; TCP takes its own page
+        // references); the helper checks `off + len`; `id` and `used` are
+        // writable.
+        let r = unsafe {
+            ext::zcnet_helper_ddp_send_zc(
+                self.as_raw(),
+                mr.as_raw(),
+                off,
+                len,
+                more,
+                &mut id,
+                &mut used,
+            )
+        };
+        to_result(r.min(0))?;
+        Ok((r as usize, used.then_some(id)))
+    }
+
+    /// The next `MSG_ZEROCOPY` notification queued on the socket's error
+    /// queue (other entries are dropped), if any.
+    pub fn zc_reap(&self) -> Option<ZcNote> {
+        let (mut lo, mut hi, mut copied) = (0u32, 0u32, false);
+        // SAFETY: By the type invariant the socket is locked (the error
+        // queue has its own lock); the pointers are writable.
+        let r =
+            unsafe { ext::zcnet_helper_ddp_zc_reap(self.as_raw(), &mut lo, &mut hi, &mut copied) };
+        (r > 0).then_some(ZcNote { lo, hi, copied })
     }
 }
 

@@ -20,6 +20,19 @@
         output of `zcddp-mpa --serve`, names the registration) send MODE's
         FPDUs and print what comes back ("term layer= etype= ecode=",
         "readresp ...")
+    zcddp_peer.py zc-sink ADDR PORT BYTES CRC [RST_FILE]
+        zcddp responder: registers BYTES for the peer's Writes, Sends the
+        initiator its STag and address, waits for a Send ("done") and prints
+        the region's SHA-256 ("sink hash=..."); with RST_FILE, resets the
+        connection (SO_LINGER 0) as soon as that file exists instead
+    zcddp_peer.py zc-reuse ADDR PORT ROUNDS SIZE CRC SEED [hold FILE]
+        zcddp initiator to `zc-sink`: ROUNDS times, SIZE seeded bytes
+        written into a registration R, a signaled Write of R to the sink's
+        next SIZE bytes, its completion waited for, then R overwritten at
+        once with 0xee; then a Send "done"; prints the SHA-256 the sink
+        must have ("reuse expect=..."). With `hold FILE`: prints "ready"
+        once connected, waits for FILE, posts ROUNDS Writes and exits
+        (close) 1 s later without waiting for their completions
 
 Frames are built here from the RFCs (RFC 5044 §7.1, RFC 6581, RFC 5041,
 RFC 5040), independently of rust/wire, so a test can tell whether zcddp's
@@ -541,7 +554,160 @@ def sqfull(addr, port, depth):
     return 0
 
 
+def connect(addr, port):
+    """A connection to addr:port, retried for 5 s while refused (None)."""
+    for _ in range(100):
+        try:
+            return socket.create_connection((addr, port))
+        except ConnectionRefusedError:
+            time.sleep(0.05)
+    return None
+
+
+ZC_ACC_LW, ZC_ACC_RW = 0x1, 0x2
+ZC_WR_SEND, ZC_WR_WRITE, ZC_SIGNALED = 0, 3, 1
+
+
+class Zc:
+    """A zcddp socket's verbs, as zcddp.h lays them out."""
+
+    def __init__(self, s, role, crc, recv_id):
+        """zcddp on s: a 64-byte registration (self.small, self.sstag),
+        a receive of 32 bytes posted into it (recv_id), then start-up."""
+        import ctypes
+        self.ct, self.s = ctypes, s
+        self.cqes = ctypes.create_string_buffer(32 * 64)
+        self.cnt = ctypes.c_uint32()
+        s.setsockopt(socket.IPPROTO_TCP, 31, b"zcddp")
+        self.small = ctypes.create_string_buffer(64)
+        self.sstag = self.reg(self.small, 64, ZC_ACC_LW)
+        self.recv(recv_id, ctypes.addressof(self.small), 32, self.sstag)
+        self.startup(role, crc)
+
+    def startup(self, role, crc):
+        self.s.setsockopt(301, 1, struct.pack("IIBBHHHIIQQ", role, 1 if crc else 0, 2, 0, 0,
+                                              1, 1, 10000, 0, 0, 0))
+
+    def reg(self, buf, n, access):
+        stag = self.ct.c_uint32()
+        self.s.setsockopt(301, 3, struct.pack("QQIIQ", self.ct.addressof(buf), n, access, 0,
+                                              self.ct.addressof(stag)))
+        return stag.value
+
+    def recv(self, wr_id, addr, n, lkey):
+        self.s.setsockopt(301, 5, struct.pack("QQII", wr_id, addr, n, lkey))
+
+    def send(self, wr_id, op, addr, n, lkey, raddr=0, rkey=0):
+        self.s.setsockopt(301, 6, struct.pack("QIIQIIQII", wr_id, op, ZC_SIGNALED, addr, n, lkey,
+                                              raddr, rkey, 0))
+
+    def poll(self, timeout_ms):
+        self.s.setsockopt(301, 7, struct.pack("QIIQ", self.ct.addressof(self.cqes), 64,
+                                              timeout_ms, self.ct.addressof(self.cnt)))
+        return [struct.unpack_from("QIII", self.cqes, 32 * i) for i in range(self.cnt.value)]
+
+    def wait(self, wr_id, timeout=30):
+        """The completion of wr_id (earlier ones are dropped): its status."""
+        t = time.monotonic()
+        while time.monotonic() - t < timeout:
+            for c in self.poll(1000):
+                if c[0] == wr_id:
+                    return c[2]
+        raise TimeoutError("no completion of %d" % wr_id)
+
+
+def zc_sink(addr, port, size, crc, rst_file=None):
+    import ctypes
+    import hashlib
+    import os
+    l = socket.socket()
+    l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    l.bind((addr, port))
+    l.listen(1)
+    s, _ = l.accept()
+    z = Zc(s, 2, crc, 1)
+    small, sstag = z.small, z.sstag
+    region = ctypes.create_string_buffer(size)
+    stag = z.reg(region, size, ZC_ACC_LW | ZC_ACC_RW)
+    struct.pack_into("<IQ", small, 32, stag, ctypes.addressof(region))
+    z.send(2, ZC_WR_SEND, ctypes.addressof(small) + 32, 12, sstag)
+    t = time.monotonic()
+    while time.monotonic() - t < 60:
+        if rst_file and os.path.exists(rst_file):
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            s.close()
+            print("sink reset")
+            return 0
+        try:
+            cs = z.poll(200)
+        except OSError as e:
+            print("sink poll:", e)
+            return 1
+        if any(c[0] == 1 for c in cs):
+            print("sink hash=%s" % hashlib.sha256(region.raw).hexdigest())
+            return 0
+    print("sink: no done")
+    return 1
+
+
+def zc_reuse(addr, port, rounds, size, crc, seed, hold=None):
+    import ctypes
+    import hashlib
+    import os
+    import random
+    s = connect(addr, port)
+    if s is None:
+        print("no listener")
+        return 2
+    z = Zc(s, 1, crc, 100)
+    small, sstag = z.small, z.sstag
+    r = ctypes.create_string_buffer(size)
+    rstag = z.reg(r, size, 0)
+    if z.wait(100) != 0:
+        print("reuse: no address")
+        return 1
+    stag, raddr = struct.unpack_from("<IQ", small, 0)
+    if hold:
+        print("ready", flush=True)
+        while not os.path.exists(hold):
+            time.sleep(0.05)
+        ctypes.memset(r, 0x5a, size)
+        for k in range(rounds):
+            z.send(k, ZC_WR_WRITE, ctypes.addressof(r), size, rstag, raddr, stag)
+        time.sleep(1)
+        print("posted %d" % rounds)
+        return 0
+    h = hashlib.sha256()
+    t = time.monotonic()
+    for k in range(rounds):
+        data = random.Random(seed * 100003 + k).randbytes(size)
+        ctypes.memmove(r, data, size)
+        h.update(data)
+        z.send(k, ZC_WR_WRITE, ctypes.addressof(r), size, rstag, raddr + k * size, stag)
+        st = z.wait(k)
+        if st != 0:
+            print("reuse: Write %d status %d" % (k, st))
+            return 1
+        # The completion says the source may be reused: at once.
+        ctypes.memset(r, 0xee, size)
+    ms = (time.monotonic() - t) * 1000
+    struct.pack_into("4s", small, 32, b"done")
+    z.send(999, ZC_WR_SEND, ctypes.addressof(small) + 32, 4, sstag)
+    if z.wait(999) != 0:
+        print("reuse: done Send failed")
+        return 1
+    print("reuse rounds=%d size=%d ms=%.0f expect=%s" % (rounds, size, ms, h.hexdigest()))
+    return 0
+
+
 def main():
+    if sys.argv[1] == "zc-sink":
+        return zc_sink(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1",
+                       sys.argv[6] if len(sys.argv) > 6 else None)
+    if sys.argv[1] == "zc-reuse":
+        return zc_reuse(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]),
+                        sys.argv[6] == "1", int(sys.argv[7]),
+                        sys.argv[9] if len(sys.argv) > 9 and sys.argv[8] == "hold" else None)
     if sys.argv[1] == "memlock":
         return memlock(sys.argv[2], int(sys.argv[3]))
     if sys.argv[1] == "stall":
@@ -557,13 +723,8 @@ def main():
             print("peer:", e)
             return 1
     if role == "client":
-        for _ in range(100):
-            try:
-                s = socket.create_connection((addr, port))
-                break
-            except ConnectionRefusedError:
-                time.sleep(0.05)
-        else:
+        s = connect(addr, port)
+        if s is None:
             print("no listener")
             return 2
         try:
