@@ -63,8 +63,8 @@ module! {
             description: "Zero-copy transmit on new connections (1, the default: payload of 1024 B or more, without markers, goes to TCP by reference with MSG_ZEROCOPY) or off (0: copied)",
         },
         rxdirect: u32 {
-            default: 0,
-            description: "In-order direct placement: payload copied once, from TCP's skbs into the registration (1), or staged and copied three times (0, the default until a stall against siw under 5% loss is understood)",
+            default: 1,
+            description: "In-order direct placement on new connections: payload copied once, from TCP's skbs into the registration (1, the default), or staged and copied three times (0)",
         },
     },
 }

@@ -65,10 +65,7 @@ PORT=7174
 TS=1
 [ "${ZCNET_FLAVOUR:-default}" = debug ] && TS=5
 
-# In-order direct placement (rxdirect=1) is not the default yet
-# (Documentation/networking/zcddp.rst): the suite runs with it, but for
-# siw under faults.
-t_run "insmod zcddp" insmod "$(ko zcddp)" rxdirect=1
+t_run "insmod zcddp" insmod "$(ko zcddp)"
 t0=$(date +%s)
 
 # procv NS NAME: a counter of /proc/net/zcddp_stat in namespace NS.
@@ -410,7 +407,7 @@ sverbs() {
   siw_lockdep "$name" && { t_skip "  every check made on both sides" "see above"; return; }
   d0=$(procv "$([ "$dir" = c ] && echo b || echo a)" ZcddpRxBytesDirect)
   if [ "$dir" = c ]; then
-    ip netns exec b timeout $((60 * TS)) zcddp-verbs -s -a "$ZC_IP_B" -p $PORT -S "$size" -r 11 $crc > /tmp/vz 2>&1 &
+    ip netns exec b timeout $((60 * TS)) zcddp-verbs -s -a "$ZC_IP_B" -p $PORT -S "$size" -r 11 --wait $((20000 * TS)) $crc > /tmp/vz 2>&1 &
     local pb=$!
     listening b $PORT
     ip netns exec a timeout $((60 * TS)) siw_verbs -a "$ZC_IP_B" -p $PORT -S "$size" -r 11 > /tmp/vs 2>&1
@@ -421,7 +418,7 @@ sverbs() {
     ip netns exec b timeout $((60 * TS)) siw_verbs -s -a "$ZC_IP_B" -p $PORT -S "$size" -r 11 > /tmp/vs 2>&1 &
     local pb=$!
     listening b $PORT
-    ip netns exec a timeout $((60 * TS)) zcddp-verbs -c -a "$ZC_IP_B" -p $PORT -S "$size" -r 11 $crc > /tmp/vz 2>&1
+    ip netns exec a timeout $((60 * TS)) zcddp-verbs -c -a "$ZC_IP_B" -p $PORT -S "$size" -r 11 --wait $((20000 * TS)) $crc > /tmp/vz 2>&1
     rz=$?
     wait $pb
     rv=$?
@@ -452,9 +449,6 @@ if [ -e /sys/class/infiniband/siwb ]; then
   # initiator: zcddp's regions take out-of-order placement
   # (--no-remote-inv), so siw's Writes and Read Responses that arrive ahead
   # of a hole are placed at once (siw aligns its FPDUs with segments).
-  # With rxdirect=1 the 5% case stalls (zcddp stops taking siw's Write
-  # part-way; 4 runs of 4, 2026-11-26): these run with the default, 0.
-  rmmod zcddp && insmod "$(ko zcddp)" || t_fail "zcddp reloaded with its defaults" "rmmod or insmod failed"
   for rate in 1 5; do
     siw_lockdep "siw_verbs with zcddp-verbs through netem, $rate%" && continue
     SV_NETEM="delay 20ms reorder 25% loss $rate% duplicate $rate% corrupt $rate%"
@@ -469,7 +463,6 @@ if [ -e /sys/class/infiniband/siwb ]; then
       t_fail "  siw's FPDUs that overtook a hole placed out of order" "ZcddpBytesPlacedOutOfOrder moved by ${o1:-?}"
   done
   SV_NETEM=
-  rmmod zcddp && insmod "$(ko zcddp)" rxdirect=1 || t_fail "zcddp reloaded with rxdirect=1" "rmmod or insmod failed"
 fi
 
 echo "# t=$(( $(date +%s) - t0 )) s: data path security"
@@ -650,8 +643,11 @@ t_expect "EPOLLIN only for zcddp events: no POLLIN for 50 FPDUs completing nothi
 # one lets a post through (a POLLOUT from TCP's room alone, with the queue
 # still full, would end in ENOMEM). 32 Writes of 64 KiB posted that way.
 t_expect "EPOLLOUT: none with the send queue full (ENOMEM), the peer not reading" "ENOMEM no" "$(kv out_full) $(kv out_stalled)"
-t_expect "EPOLLOUT: the peer drains, every POLLOUT lets a post through (first after $(kv out_first_ms) ms, $(kv out_ms) ms in all)" \
+t_expect "EPOLLOUT: the peer drains, every POLLOUT lets a post through (first after $(kv out_first_ms) ms, $(kv out_ms) ms in all, $(kv out_slow) waits over 5 s)" \
   "32 0" "$(kv out_posts) $(kv out_spurious)"
+# A wait over 5 s for room (seen once in CI, never reproduced): the state then.
+[ -s /tmp/zq_diag ] && sed 's/^/# no room for 5 s: /' /tmp/zq_diag
+rm -f /tmp/zq_diag
 # The listing (/proc/net/zcddp_conns, zcctl ddp) taken with the queue full.
 sed 's/^/# zcddp_conns: /' /tmp/zconns
 line=$(grep -F "$ZC_IP_B:$PORT" /tmp/zconns | head -n1)
@@ -727,7 +723,7 @@ if rmmod zcddp && insmod "$(ko zcddp)" rxdirect=0; then
   rb=$(rxd_delta "$rb0" "$(rxd b)")
   t_expect "  b: nothing placed directly, the 4 MiB and the Sends staged" "0 0 4194336" "$rb"
   rmmod zcddp
-  t_run "zcddp reloaded with rxdirect=1" insmod "$(ko zcddp)" rxdirect=1
+  t_run "zcddp reloaded with its defaults" insmod "$(ko zcddp)"
 else
   t_fail "zcddp reloaded with rxdirect=0" "rmmod or insmod failed"
 fi

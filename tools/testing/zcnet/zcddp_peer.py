@@ -529,11 +529,21 @@ def sqfull(addr, port, depth):
     stalled = "yes" if p.poll(500) else "no"
     ctl = socket.create_connection((addr, port))
     ctl.sendall(b"g")
-    posts, spurious, first = 0, 0, None
+    posts, spurious, first, slow = 0, 0, None, 0
     t = time.monotonic()
     while posts < 2 * depth and time.monotonic() - t < 20:
         if not p.poll(5000):
-            break
+            # No room for 5 s: what the queues and TCP hold then (zcddp.sh
+            # prints it), and wait on, to tell a slow path from a stall.
+            slow += 1
+            if slow == 1:
+                with open("/tmp/zq_diag", "w") as f:
+                    f.write(open("/proc/net/zcddp_conns").read())
+                    f.write(open("/proc/net/zcddp_stat").read())
+                    f.flush()
+                    subprocess.run(["ss", "-tnie", "dport = :%d" % port], stdout=f,
+                                   stderr=subprocess.STDOUT)
+            continue
         if first is None:
             first = (time.monotonic() - t) * 1000
         w = struct.pack("QIIQIIQII", posts, 3, 0, ctypes.addressof(buf), 1 << 16, stag,
@@ -546,9 +556,9 @@ def sqfull(addr, port, depth):
                 print("out_err=%s" % errno.errorcode.get(e.errno, str(e.errno)))
                 break
             spurious += 1
-    print("out_full=%s out_stalled=%s out_posts=%d out_spurious=%d out_first_ms=%.0f out_ms=%.0f" % (
-        err, stalled, posts, spurious, first if first is not None else -1,
-        (time.monotonic() - t) * 1000))
+    print("out_full=%s out_stalled=%s out_posts=%d out_spurious=%d out_first_ms=%.0f out_ms=%.0f "
+          "out_slow=%d" % (err, stalled, posts, spurious, first if first is not None else -1,
+                           (time.monotonic() - t) * 1000, slow))
     s.close()
     ctl.close()
     return 0

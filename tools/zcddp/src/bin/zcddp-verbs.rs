@@ -3,7 +3,7 @@
 //! RDMA Read both ways, every byte seeded and checked by hash on both sides.
 //!
 //! ```text
-//! zcddp-verbs -s|-c -a ADDR [-p PORT] [-S SIZE] [-r SEED] [--crc] [--no-remote-inv]
+//! zcddp-verbs -s|-c -a ADDR [-p PORT] [-S SIZE] [-r SEED] [--crc] [--no-remote-inv] [--wait MS]
 //! ```
 //!
 //! `-s` accepts the TCP connection and answers MPA start-up, `-c` connects
@@ -18,7 +18,9 @@
 //! Exit status 0 only when every check on both sides passed.
 //! `--no-remote-inv` registers the regions the peer writes into with
 //! `ZCDDP_ACCESS_NO_REMOTE_INV`, so that zcddp may place the peer's
-//! Writes and Read Responses out of order (with CRC).
+//! Writes and Read Responses out of order (with CRC). `--wait MS` bounds
+//! each wait for a completion (20000 by default): 1 MiB each way through
+//! 5% loss, duplication and corruption with 20 ms of delay takes longer.
 //!
 //! With `-L ITERS` and/or `-B SECONDS` it runs the timing modes instead
 //! (siw_verbs.c takes the same flags and describes the exchange): the MPA
@@ -37,10 +39,12 @@
 
 use std::collections::VecDeque;
 use std::net::TcpStream;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 use zcddp::{median, Cqe, Mr, SendWr};
 
-const WAIT_MS: u32 = 20000;
+/// `--wait MS`: the bound of each wait for a completion.
+static WAIT: AtomicU32 = AtomicU32::new(20000);
 const MSG_LEN: usize = 32;
 const SEND_MAX: usize = 64 * 1024;
 const T_ADV: u32 = 1;
@@ -59,6 +63,11 @@ struct Opts {
     lat: u64,
     /// `-B SECONDS`: bandwidth seconds (0: none).
     bw: f64,
+}
+
+/// The bound of each wait for a completion, in ms (`--wait`).
+fn wait_ms() -> u32 {
+    WAIT.load(Relaxed)
 }
 
 fn parse() -> Result<Opts, String> {
@@ -83,6 +92,13 @@ fn parse() -> Result<Opts, String> {
             "--no-remote-inv" => o.access |= zcddp::ACCESS_NO_REMOTE_INV,
             "-L" => o.lat = zcddp::num_arg(args.next(), "-L ITERS")?,
             "-B" => o.bw = zcddp::num_arg(args.next(), "-B SECONDS")?,
+            "--wait" => {
+                let ms: u32 = zcddp::num_arg(args.next(), "--wait MS")?;
+                if ms == 0 {
+                    return Err("--wait MS: 1 ms or more".into());
+                }
+                WAIT.store(ms, Relaxed);
+            }
             _ => return Err(format!("unknown argument {a}")),
         }
     }
@@ -192,7 +208,7 @@ fn run(s: &TcpStream, o: &Opts, initiator: bool) -> Result<(), String> {
         info.revision, info.crc as u8, info.ird, info.ord, o.seed
     );
     let mut ok = true;
-    let recv = |what: &'static str| zcddp::wait_for(s, zcddp::WC_RECV, WAIT_MS).map_err(e(what));
+    let recv = |what: &'static str| zcddp::wait_for(s, zcddp::WC_RECV, wait_ms()).map_err(e(what));
 
     // The data Sends, the MPA initiator's first: the peer's into the
     // posted receive.
@@ -244,7 +260,7 @@ fn run(s: &TcpStream, o: &Opts, initiator: bool) -> Result<(), String> {
         ..SendWr::default()
     };
     zcddp::post_send(s, &wr).map_err(e("post RDMA Read"))?;
-    zcddp::wait_for(s, zcddp::WR_READ, WAIT_MS).map_err(e("RDMA Read"))?;
+    zcddp::wait_for(s, zcddp::WR_READ, wait_ms()).map_err(e("RDMA Read"))?;
     ok &= check(
         "RDMA Read of siw's region",
         fnv(zl.bytes()),
@@ -255,7 +271,7 @@ fn run(s: &TcpStream, o: &Opts, initiator: bool) -> Result<(), String> {
     wr.addr = zv.addr();
     wr.lkey = zv.stag();
     zcddp::post_send(s, &wr).map_err(e("post RDMA Write"))?;
-    zcddp::wait_for(s, zcddp::WR_WRITE, WAIT_MS).map_err(e("RDMA Write"))?;
+    zcddp::wait_for(s, zcddp::WR_WRITE, wait_ms()).map_err(e("RDMA Write"))?;
     Msg {
         ty: T_DONE_Z,
         hash: fnv(zv.bytes()),
@@ -344,7 +360,7 @@ impl Cq<'_> {
     /// queue (`ENOMEM`) or the completion queue (`ENOSPC`) is full.
     fn post(&mut self, w: &SendWr) -> Result<(), String> {
         while self.outstanding >= WINDOW {
-            if self.poll(WAIT_MS)? == 0 {
+            if self.poll(wait_ms())? == 0 {
                 return Err("no send completion".into());
             }
         }
@@ -355,7 +371,7 @@ impl Cq<'_> {
                     return Ok(());
                 }
                 Err(x) if matches!(x.raw_os_error(), Some(12) | Some(28)) => {
-                    if self.poll(WAIT_MS)? == 0 {
+                    if self.poll(wait_ms())? == 0 {
                         return Err(format!("post: {x}, and no completion"));
                     }
                 }
@@ -371,7 +387,7 @@ impl Cq<'_> {
             if let Some(c) = self.recvs.pop_front() {
                 return Ok(c);
             }
-            if self.poll(WAIT_MS)? == 0 && t.elapsed() > limit {
+            if self.poll(wait_ms())? == 0 && t.elapsed() > limit {
                 return Err(format!("{what}: nothing received"));
             }
         }
@@ -379,7 +395,7 @@ impl Cq<'_> {
 
     fn drain(&mut self) -> Result<(), String> {
         while self.outstanding > 0 {
-            if self.poll(WAIT_MS)? == 0 {
+            if self.poll(wait_ms())? == 0 {
                 return Err(format!("{} send completions missing", self.outstanding));
             }
         }
@@ -523,9 +539,10 @@ impl<'s> Timer<'s> {
     /// Waits for the peer's data Send; on `last`, checks its bytes
     /// (pattern 'S').
     fn recv_data(&mut self, last: bool, ok: &mut bool) -> Result<(), String> {
-        let c = self
-            .cq
-            .recv("receive a data Send", Duration::from_millis(WAIT_MS.into()))?;
+        let c = self.cq.recv(
+            "receive a data Send",
+            Duration::from_millis(wait_ms().into()),
+        )?;
         if c.byte_len as usize != self.size {
             return Err(format!(
                 "a Send of {} bytes, {} expected",
@@ -555,7 +572,7 @@ impl<'s> Timer<'s> {
         while std::hint::black_box(self.region.bytes())[self.size - 1] != tag {
             self.cq.poll(0)?;
             n = n.wrapping_add(1);
-            if n % 1024 == 0 && t.elapsed() > Duration::from_millis(WAIT_MS.into()) {
+            if n % 1024 == 0 && t.elapsed() > Duration::from_millis(wait_ms().into()) {
                 return Err(format!("no RDMA Write with last byte {tag}"));
             }
         }
@@ -574,7 +591,7 @@ fn print_lat(op: &str, size: usize, mut us: Vec<f64>) {
 fn timing(s: &TcpStream, o: &Opts, initiator: bool) -> Result<(), String> {
     let mut t = Timer::new(s, o)?;
     let size = o.size;
-    let wait = Duration::from_millis(WAIT_MS.into());
+    let wait = Duration::from_millis(wait_ms().into());
     zcddp::start_as(s, initiator, o.flags)?;
     let info = zcddp::info(s).map_err(e("info"))?;
     println!(
