@@ -144,6 +144,9 @@ guest zcsock veth
 guest zcsock virtio2
 # zcddp: MPA start-up, the wire checked by an independent peer, siw interop.
 guest zcddp veth
+# zcddp's zero-copy transmit through virtio-net on the tap wire (offloads,
+# scatter-gather): lent pages leave uncopied, reused at each completion.
+guest zcddp virtio2-tap wire
 # The paper's Table 1 at a tenth of its size (the documented run used 100000:
 # tools/testing/zcnet/zcfrag-table1.sh, Documentation/networking/zcfrag.rst).
 guest zcfrag-table1 veth 10000

@@ -7,6 +7,7 @@
 #include <linux/mutex.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter_ipv4.h>
+#include <linux/netfilter_ipv6.h>
 #include <linux/pagemap.h>
 #include <linux/poll.h>
 #include <linux/proc_fs.h>
@@ -16,6 +17,7 @@
 #include <linux/workqueue.h>
 #include <net/inet_connection_sock.h>
 #include <net/inet_hashtables.h>
+#include <net/inet6_hashtables.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/sock.h>
@@ -369,8 +371,8 @@ void zcnet_helper_tcp_ulp_work_free(struct zcnet_ulp_work *w)
 }
 
 /*
- * Out-of-order kicks. One netfilter hook per namespace at NF_INET_LOCAL_IN
- * (IPv4, after every other hook: a packet a firewall drops kicks nothing),
+ * Out-of-order kicks. Netfilter hooks per namespace at NF_INET_LOCAL_IN
+ * (IPv4 and IPv6, after every other hook: a packet a firewall drops kicks nothing),
  * registered while the module is loaded. It returns at once while no socket
  * asked for kicks; otherwise, for a TCP segment with payload to a socket of
  * this ULP that asked (TCP's own established-socket lookup, or the socket
@@ -397,13 +399,35 @@ static bool zcnet_ulp_is_ours(const struct sock *sk)
 	return p == &zcnet_ulp_prot[ZCNET_ULP_V4] || p == &zcnet_ulp_prot[ZCNET_ULP_V6];
 }
 
+/*
+ * Kicks sk's work item if it is a socket of this ULP that asked for kicks
+ * and the segment th begins after rcv_nxt. Puts sk when ref (a lookup's
+ * reference). Netfilter hooks run under rcu_read_lock(); the ULP data is
+ * a holder, freed an RCU grace period after release.
+ */
+static void zcnet_ulp_ofo_check(struct sock *sk, const struct tcphdr *th, bool ref)
+{
+	struct zcnet_ulp_work *w;
+
+	if (sk_fullsock(sk) && zcnet_ulp_is_ours(sk)) {
+		w = zcnet_ulp_work_of(sk);
+		if (w && READ_ONCE(w->ofo) && !READ_ONCE(w->dead) &&
+		    after(ntohl(th->seq), READ_ONCE(tcp_sk(sk)->rcv_nxt))) {
+			sock_hold(sk);
+			if (!queue_delayed_work(system_dfl_wq, &w->ofo_kick, 1))
+				sock_put(sk);
+		}
+	}
+	if (ref)
+		sock_gen_put(sk);
+}
+
 static unsigned int zcnet_ulp_ofo_hook(void *priv, struct sk_buff *skb,
 				       const struct nf_hook_state *state)
 {
 	const struct iphdr *iph;
 	const struct tcphdr *th;
 	struct tcphdr _th;
-	struct zcnet_ulp_work *w;
 	unsigned int hl, len;
 	struct sock *sk;
 	bool ref = false;
@@ -418,7 +442,7 @@ static unsigned int zcnet_ulp_ofo_hook(void *priv, struct sk_buff *skb,
 	len = ntohs(iph->tot_len);
 	if (!th || len <= hl + th->doff * 4)
 		return NF_ACCEPT;
-	/* Netfilter hooks run under rcu_read_lock(). */
+	/* Early demux's socket (referenced by the skb), or TCP's own lookup. */
 	sk = skb->sk;
 	if (!sk) {
 		sk = __inet_lookup_established(state->net, iph->saddr, th->source, iph->daddr,
@@ -427,37 +451,76 @@ static unsigned int zcnet_ulp_ofo_hook(void *priv, struct sk_buff *skb,
 			return NF_ACCEPT;
 		ref = true;
 	}
-	/* Ours: its ULP data is a holder, freed an RCU grace period after
-	 * release; the socket is referenced (early demux's or the lookup's). */
-	if (sk_fullsock(sk) && zcnet_ulp_is_ours(sk)) {
-		w = zcnet_ulp_work_of(sk);
-		if (w && READ_ONCE(w->ofo) && !READ_ONCE(w->dead) &&
-		    after(ntohl(th->seq), READ_ONCE(tcp_sk(sk)->rcv_nxt))) {
-			sock_hold(sk);
-			if (!queue_delayed_work(system_dfl_wq, &w->ofo_kick, 1))
-				sock_put(sk);
-		}
-	}
-	if (ref)
-		sock_gen_put(sk);
+	zcnet_ulp_ofo_check(sk, th, ref);
 	return NF_ACCEPT;
 }
 
-static const struct nf_hook_ops zcnet_ulp_ofo_ops = {
-	.hook = zcnet_ulp_ofo_hook,
-	.pf = NFPROTO_IPV4,
-	.hooknum = NF_INET_LOCAL_IN,
-	.priority = NF_IP_PRI_LAST,
+#if IS_ENABLED(CONFIG_IPV6)
+/* The same for IPv6: the TCP header found past any extension headers. */
+static unsigned int zcnet_ulp_ofo_hook6(void *priv, struct sk_buff *skb,
+					const struct nf_hook_state *state)
+{
+	const struct ipv6hdr *ip6h;
+	const struct tcphdr *th;
+	struct tcphdr _th;
+	unsigned int len;
+	struct sock *sk;
+	__be16 frag_off;
+	u8 nexthdr;
+	int hl;
+	bool ref = false;
+
+	if (!atomic_read(&zcnet_ulp_ofo_socks))
+		return NF_ACCEPT;
+	ip6h = ipv6_hdr(skb);
+	nexthdr = ip6h->nexthdr;
+	hl = ipv6_skip_exthdr(skb, skb_network_offset(skb) + sizeof(*ip6h), &nexthdr,
+			      &frag_off);
+	if (hl < 0 || nexthdr != IPPROTO_TCP || frag_off)
+		return NF_ACCEPT;
+	th = skb_header_pointer(skb, hl, sizeof(_th), &_th);
+	len = skb_network_offset(skb) + sizeof(*ip6h) + ntohs(ip6h->payload_len);
+	if (!th || len <= hl + th->doff * 4)
+		return NF_ACCEPT;
+	sk = skb->sk;
+	if (!sk) {
+		sk = __inet6_lookup_established(state->net, &ip6h->saddr, th->source,
+						&ip6h->daddr, ntohs(th->dest), inet6_iif(skb),
+						inet6_sdif(skb));
+		if (!sk)
+			return NF_ACCEPT;
+		ref = true;
+	}
+	zcnet_ulp_ofo_check(sk, th, ref);
+	return NF_ACCEPT;
+}
+#endif
+
+static const struct nf_hook_ops zcnet_ulp_ofo_ops[] = {
+	{
+		.hook = zcnet_ulp_ofo_hook,
+		.pf = NFPROTO_IPV4,
+		.hooknum = NF_INET_LOCAL_IN,
+		.priority = NF_IP_PRI_LAST,
+	},
+#if IS_ENABLED(CONFIG_IPV6)
+	{
+		.hook = zcnet_ulp_ofo_hook6,
+		.pf = NFPROTO_IPV6,
+		.hooknum = NF_INET_LOCAL_IN,
+		.priority = NF_IP6_PRI_LAST,
+	},
+#endif
 };
 
 static int __net_init zcnet_ulp_ofo_init_net(struct net *net)
 {
-	return nf_register_net_hook(net, &zcnet_ulp_ofo_ops);
+	return nf_register_net_hooks(net, zcnet_ulp_ofo_ops, ARRAY_SIZE(zcnet_ulp_ofo_ops));
 }
 
 static void __net_exit zcnet_ulp_ofo_exit_net(struct net *net)
 {
-	nf_unregister_net_hook(net, &zcnet_ulp_ofo_ops);
+	nf_unregister_net_hooks(net, zcnet_ulp_ofo_ops, ARRAY_SIZE(zcnet_ulp_ofo_ops));
 }
 
 static struct pernet_operations zcnet_ulp_ofo_pernet = {

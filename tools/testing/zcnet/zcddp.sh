@@ -65,6 +65,10 @@ PORT=7174
 TS=1
 [ "${ZCNET_FLAVOUR:-default}" = debug ] && TS=5
 
+# On the tap wire a first ARP after a few quiet seconds goes unanswered
+# (seen 2026-11-26 on this project's host; zcfrag-native pings at once
+# too): the wire mode talks first.
+[ "${1:-}" = wire ] && t_run "ping vb over the wire" ip netns exec a ping -c 3 -i 0.2 -W 2 -q "$ZC_IP_B"
 t_run "insmod zcddp" insmod "$(ko zcddp)"
 t0=$(date +%s)
 
@@ -122,6 +126,59 @@ pair() {
   t_expect "$name: responder" "$wb" "$(outcome /tmp/zb)"
   t_expect "$name: initiator" "$wa" "$(outcome /tmp/za)"
 }
+
+# Zero-copy transmit: the payload of Writes, Sends and Read Responses goes
+# to TCP by reference (MSG_ZEROCOPY), FPDU by FPDU (1 KiB or more, not the
+# last of a message), and a completion waits for the kernel to be done
+# with the pages. zc-reuse (in a)
+# overwrites each Write's source with 0xee as soon as the Write completes;
+# were the completion early, TCP would still send (or resend, under loss)
+# the source's pages and the sink (in b) would hold some 0xee.
+# zreuse NAME ROUNDS SIZE CRC [NETEM]: the sink's hash against the one
+# expected; BYREF, COPIED, KCOPIED: a's counter deltas (lent, copied,
+# lent but copied by the kernel), FALLBACK (lending refused, copied);
+# PAYLOAD: the payload a sent. ZMEMLOCK=KiB: a without CAP_IPC_LOCK and
+# with that RLIMIT_MEMLOCK.
+zreuse() {
+  local name=$1 rounds=$2 size=$3 crc=$4 ne=${5:-} rc rs br0 bc0 kc0 fb0
+  br0=$(procv a ZcddpTxBytesByRef) bc0=$(procv a ZcddpTxBytesCopied) kc0=$(procv a ZcddpTxZcCopiedByKernel)
+  fb0=$(procv a ZcddpTxZcFallback)
+  [ -n "$ne" ] && ip netns exec a tc qdisc replace dev va root netem $ne
+  ip netns exec b timeout $((120 * TS)) python3 "$PEER" zc-sink "$ZC_IP_B" $PORT $((rounds * size)) "$crc" > $ZB 2>&1 &
+  local pb=$!
+  listening b $PORT
+  if [ -n "${ZMEMLOCK:-}" ]; then
+    ip netns exec a capsh --drop=cap_ipc_lock -- -c "ulimit -l $ZMEMLOCK && exec timeout $((120 * TS)) python3 $PEER zc-reuse $ZC_IP_B $PORT $rounds $size $crc 7" > $ZA 2>&1
+  else
+    ip netns exec a timeout $((120 * TS)) python3 "$PEER" zc-reuse "$ZC_IP_B" $PORT "$rounds" "$size" "$crc" 7 > $ZA 2>&1
+  fi
+  rc=$?
+  wait $pb
+  rs=$?
+  [ -n "$ne" ] && ip netns exec a tc qdisc del dev va root
+  BYREF=$(( $(procv a ZcddpTxBytesByRef) - br0 )) COPIED=$(( $(procv a ZcddpTxBytesCopied) - bc0 ))
+  KCOPIED=$(( $(procv a ZcddpTxZcCopiedByKernel) - kc0 )) PAYLOAD=$(( rounds * size + 4 ))
+  FALLBACK=$(( $(procv a ZcddpTxZcFallback) - fb0 ))
+  sed 's/^/# /' $ZA $ZB
+  echo "# lent $BYREF, copied $COPIED, lent but copied by the kernel $KCOPIED, lending refused $FALLBACK times"
+  t_expect "$name: the sink holds only what each Write carried before its completion" \
+    "0 0 $(grep -o 'expect=[0-9a-f]*' $ZA | cut -d= -f2)" "$rc $rs $(grep -o 'hash=[0-9a-f]*' $ZB | cut -d= -f2)"
+  t_expect "  every payload byte lent or copied, once" "$PAYLOAD" "$((BYREF + COPIED))"
+}
+
+# zcddp.sh wire (make check, virtio2): zero-copy transmit over virtio-net,
+# where TCP's skbs leave through the NIC and the kernel copies nothing.
+if [ "${1:-}" = wire ]; then
+  zreuse "virtio-net: 64 KiB Writes x 48, source reused at once, CRC" 48 65536 1
+  [ "$BYREF" -ge $((48 * 65536 * 9 / 10)) ] && t_ok "  at least 90% of it lent ($BYREF of $PAYLOAD)" || t_fail "  at least 90% of it lent" "$BYREF of $PAYLOAD"
+  t_expect "  the kernel reports none of the lent bytes copied" 0 "$KCOPIED"
+  zreuse "virtio-net: 1 MiB Writes x 8, no CRC, netem delay 5ms loss 2%" 8 1048576 0 "delay 5ms loss 2%"
+  [ "$BYREF" -ge $((8 * 1048576 * 9 / 10)) ] && t_ok "  at least 90% of it lent ($BYREF of $PAYLOAD)" || t_fail "  at least 90% of it lent" "$BYREF of $PAYLOAD"
+  t_expect "  the kernel reports none of the lent bytes copied" 0 "$KCOPIED"
+  t_run "rmmod zcddp" rmmod zcddp
+  t_done
+  exit
+fi
 
 # The ULP itself.
 out=$(python3 -c 'import socket,errno
@@ -472,10 +529,10 @@ echo "# t=$(( $(date +%s) - t0 )) s: data path security"
 # ("layer etype ecode", or "none"), and the registration unchanged.
 data_case() {
   local name=$1 want=$2 access=$3 mode=$4 keep=${5:-unchanged}
-  ip netns exec b timeout $((30 * TS)) zcddp-mpa -s -a "$ZC_IP_B" -p $PORT --serve 10000 "$access" > $ZB 2>&1 &
+  ip netns exec b timeout $((30 * TS)) zcddp-mpa -s -a "${DADDR:-$ZC_IP_B}" -p $PORT --serve 10000 "$access" > $ZB 2>&1 &
   local pb=$!
   listening b $PORT
-  ip netns exec a timeout $((30 * TS)) python3 "$PEER" data "$ZC_IP_B" $PORT "$mode" $ZB /tmp/zb2 > $ZP 2>&1
+  ip netns exec a timeout $((30 * TS)) python3 "$PEER" data "${DADDR:-$ZC_IP_B}" $PORT "$mode" $ZB /tmp/zb2 > $ZP 2>&1
   wait $pb
   sed 's/^/# peer: /' $ZP
   local got
@@ -578,6 +635,12 @@ ooo_refused() {
 }
 data_case "out of order: Write past the end" "1 1 1" lwrn ooo-write-oob-crc
 ooo_refused "out of order: Write past the end"
+# The same over IPv6 (the scan is refused there too). Neither this nor the
+# IPv6 copy below tells the netfilter hook's kick from the work item's own
+# walk of the out-of-order queue, which runs whenever in-order bytes come:
+# with the IPv6 hook disabled both passed as well (2026-11-26).
+DADDR=$ZC_IP6_B data_case "over IPv6, out of order: Write past the end" "1 1 1" lwrn ooo-write-oob-crc
+ooo_refused "over IPv6, out of order: Write past the end"
 ip netns exec b timeout $((30 * TS)) zcddp-mpa -s -a "$ZC_IP_B" -p $((PORT + 1)) --serve 3000 lwrn > /tmp/zb2 2>&1 &
 pb2=$!
 listening b $((PORT + 1))
@@ -734,36 +797,6 @@ ip netns exec a timeout $((10 * TS)) zcddp-copy -c -a "$ZC_IP_B" -p $PORT /nonex
 t_expect "zcddp-copy of a missing file fails" 1 "$?"
 
 echo "# t=$(( $(date +%s) - t0 )) s: zero-copy transmit"
-# Zero-copy transmit: the payload of Writes, Sends and Read Responses goes
-# to TCP by reference (MSG_ZEROCOPY), FPDU by FPDU (1 KiB or more, not the
-# last of a message), and a completion waits for the kernel to be done
-# with the pages. zc-reuse (in a)
-# overwrites each Write's source with 0xee as soon as the Write completes;
-# were the completion early, TCP would still send (or resend, under loss)
-# the source's pages and the sink (in b) would hold some 0xee.
-# zreuse NAME ROUNDS SIZE CRC [NETEM]: the sink's hash against the one
-# expected; BYREF, COPIED, KCOPIED: a's counter deltas (lent, copied,
-# lent but copied by the kernel); PAYLOAD: the payload a sent.
-zreuse() {
-  local name=$1 rounds=$2 size=$3 crc=$4 ne=${5:-} rc rs br0 bc0 kc0
-  br0=$(procv a ZcddpTxBytesByRef) bc0=$(procv a ZcddpTxBytesCopied) kc0=$(procv a ZcddpTxZcCopiedByKernel)
-  [ -n "$ne" ] && ip netns exec a tc qdisc replace dev va root netem $ne
-  ip netns exec b timeout $((120 * TS)) python3 "$PEER" zc-sink "$ZC_IP_B" $PORT $((rounds * size)) "$crc" > $ZB 2>&1 &
-  local pb=$!
-  listening b $PORT
-  ip netns exec a timeout $((120 * TS)) python3 "$PEER" zc-reuse "$ZC_IP_B" $PORT "$rounds" "$size" "$crc" 7 > $ZA 2>&1
-  rc=$?
-  wait $pb
-  rs=$?
-  [ -n "$ne" ] && ip netns exec a tc qdisc del dev va root
-  BYREF=$(( $(procv a ZcddpTxBytesByRef) - br0 )) COPIED=$(( $(procv a ZcddpTxBytesCopied) - bc0 ))
-  KCOPIED=$(( $(procv a ZcddpTxZcCopiedByKernel) - kc0 )) PAYLOAD=$(( rounds * size + 4 ))
-  sed 's/^/# /' $ZA $ZB
-  echo "# lent $BYREF, copied $COPIED, lent but copied by the kernel $KCOPIED"
-  t_expect "$name: the sink holds only what each Write carried before its completion" \
-    "0 0 $(grep -o 'expect=[0-9a-f]*' $ZA | cut -d= -f2)" "$rc $rs $(grep -o 'hash=[0-9a-f]*' $ZB | cut -d= -f2)"
-  t_expect "  every payload byte lent or copied, once" "$PAYLOAD" "$((BYREF + COPIED))"
-}
 zreuse "64 KiB Writes x 48, source reused at once, CRC" 48 65536 1
 [ "$BYREF" -ge $((48 * 65536 * 9 / 10)) ] && t_ok "  at least 90% of it lent ($BYREF of $PAYLOAD)" || t_fail "  at least 90% of it lent" "$BYREF of $PAYLOAD"
 t_expect "  veth: the kernel reports every lent byte copied on delivery" "$BYREF" "$KCOPIED"
@@ -776,6 +809,13 @@ zreuse "4 KiB Writes x 16, CRC: one FPDU or more of a message, the last copied" 
 [ "$BYREF" -gt 0 ] && [ "$BYREF" -lt $((16 * 4096)) ] && t_ok "  some lent ($BYREF)" || t_fail "  some lent" "$BYREF"
 zreuse "1023 B Writes x 16: copied (one FPDU, under 1 KiB)" 16 1023 1
 t_expect "  none lent" 0 "$BYREF"
+# Lent pages count against RLIMIT_MEMLOCK (MSG_ZEROCOPY charges the user's
+# locked_vm while TCP holds them): without CAP_IPC_LOCK, under 48 KiB, the
+# kernel refuses (ENOBUFS) once the pages in flight pass it, and zcddp
+# copies those FPDUs instead. The registration itself fits (32 KiB).
+ZMEMLOCK=48 zreuse "RLIMIT_MEMLOCK 48 KiB, no CAP_IPC_LOCK: 32 KiB Writes x 16, CRC" 16 32768 1
+[ "$FALLBACK" -gt 0 ] && [ "$COPIED" -gt 4 ] && t_ok "  lending refused past the limit, those FPDUs copied ($FALLBACK times, $COPIED bytes)" ||
+  t_fail "  lending refused past the limit, those FPDUs copied" "refused $FALLBACK times, $COPIED bytes copied"
 
 echo "# t=$(( $(date +%s) - t0 )) s: out-of-order placement"
 # Out-of-order placement (issue 12): zcddp-copy Writes 256 KiB (CRC) from
@@ -785,7 +825,8 @@ echo "# t=$(( $(date +%s) - t0 )) s: out-of-order placement"
 # client reads the region back, the server hashes it, cmp); the deltas of
 # b's counters in OOO (placed out of order), INO (placed in order), SKIP
 # (not copied again in order), DIFF (recorded, then other bytes), REF
-# (refused), and the server's watch line (--watch) in WATCH.
+# (refused), and the server's watch line (--watch) in WATCH. OADDR: b's
+# address (IPv4 unless set); OCARGS: the client's extra arguments.
 python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(12).randbytes(256 << 10))' > /tmp/copy-ooo
 ocopy() {
   local name=$1 ne=$2 rc rs o0 i0 k0 d0 r0; shift 2
@@ -793,10 +834,10 @@ ocopy() {
   ip netns exec a tc qdisc replace dev va root netem $ne
   o0=$(procv b ZcddpBytesPlacedOutOfOrder) i0=$(procv b ZcddpBytesPlacedInOrder)
   k0=$(procv b ZcddpOooSkippedCopy) d0=$(procv b ZcddpOooRetransDiffer) r0=$(procv b ZcddpOooRefused)
-  ip netns exec b timeout $((120 * TS)) zcddp-copy -s -a "$ZC_IP_B" -p $PORT -o /tmp/copy-out --crc "$@" > /tmp/cs 2>&1 &
+  ip netns exec b timeout $((120 * TS)) zcddp-copy -s -a "${OADDR:-$ZC_IP_B}" -p $PORT -o /tmp/copy-out --crc "$@" > /tmp/cs 2>&1 &
   local pb=$!
   listening b $PORT
-  ip netns exec a timeout $((120 * TS)) zcddp-copy -c -a "$ZC_IP_B" -p $PORT --crc /tmp/copy-ooo > /tmp/cc 2>&1
+  ip netns exec a timeout $((120 * TS)) zcddp-copy -c -a "${OADDR:-$ZC_IP_B}" -p $PORT --crc ${OCARGS:-} /tmp/copy-ooo > /tmp/cc 2>&1
   rc=$?
   wait $pb
   rs=$?
@@ -819,6 +860,15 @@ ocopy "out-of-order placement through netem $REORDER" "$REORDER" --watch
 t_expect "every byte placed out of order skipped in order, every other one copied in order" "$OOO $(( (256 << 10) + 32 ))" "$SKIP $((INO + SKIP))"
 ocopy "the same with placement off (ZCDDP_OOO 0)" "$REORDER" --watch --no-ooo
 t_expect "  nothing placed out of order, no byte seen ahead of a hole" "0 0" "$OOO $(ahead)"
+# Out-of-order placement over IPv6.
+OADDR=$ZC_IP6_B ocopy "over IPv6: out-of-order placement through netem $REORDER" "$REORDER"
+[ "$OOO" -gt 0 ] && t_ok "  placed out of order over IPv6 ($OOO)" || t_fail "  placed out of order over IPv6" "$OOO"
+t_expect "  every byte placed once, in order or out of order" "$(( (256 << 10) + 32 ))" "$((INO + SKIP))"
+# With markers both ways (RFC 5044 section 5): the scan finds the FPDUs
+# in the segments by the markers and skips them in the payload.
+OCARGS=--markers ocopy "with markers: out-of-order placement through netem $REORDER" "$REORDER" --markers
+[ "$OOO" -gt 0 ] && t_ok "  placed out of order with markers ($OOO)" || t_fail "  placed out of order with markers" "$OOO"
+t_expect "  every byte placed once, in order or out of order" "$(( (256 << 10) + 32 ))" "$((INO + SKIP))"
 for rate in 1 5; do
   ocopy "placement on through netem $REORDER loss $rate% duplicate $rate% corrupt $rate%" "$REORDER loss $rate% duplicate $rate% corrupt $rate%"
   t_expect "  every byte placed once, in order or out of order (none differed)" "$(( (256 << 10) + 32 )) 0" "$((INO + SKIP)) $DIFF"
