@@ -17,6 +17,7 @@
 #   make bench-native  the native front end against virtio_net (MTU 1500, 4148,
 #                    9000) and stacked zcfrag, with and without zcsock, plus a
 #                    per-packet cost model (virtio2 on the tap wire: 2 queue pairs)
+#   make bench-zctx  zcddp's zero-copy transmit on and off (virtio2, tap wire)
 #   make bench-ddp   zcddp (Send/Write/Read latency, Write bandwidth) against
 #                    siw (perftest), zcddp <-> siw (zcddp-verbs/siw_verbs timing,
 #                    rping) and plain TCP (veth)
@@ -35,7 +36,7 @@ WIRE ?= udp
 SCRIPT ?=
 export ZCNET_FLAVOUR ?= default
 
-.PHONY: all setup kernel modules tools baselines install-ip demo check test run bench bench-zcsock bench-native bench-ddp fuzz fmt clean
+.PHONY: all setup kernel modules tools baselines install-ip demo check test run bench bench-zcsock bench-native bench-ddp bench-zctx fuzz fmt clean
 
 all: modules tools
 
@@ -93,6 +94,11 @@ bench-native: setup modules tools
 bench-ddp: setup modules tools
 	@$(ROOT)/scripts/run-guest.sh --topo veth --timeout 3600 --log $(ROOT)/out/bench-ddp.log -v \
 		$(ROOT)/tools/testing/zcnet/bench-ddp.sh $(foreach v,ZCBENCH_SECONDS ZCBENCH_ITERS BENCH_DDP_PARTS,$(if $($(v)),$(v)=$($(v))))
+
+# ZCBENCH_SECONDS (3), ZCBENCH_REPEAT (3) go to the guest.
+bench-zctx: setup modules tools
+	@$(ROOT)/scripts/run-guest.sh --topo virtio2 --wire tap --timeout 1800 --log $(ROOT)/out/bench-zctx.log -v \
+		$(ROOT)/tools/testing/zcnet/bench-zctx.sh $(foreach v,ZCBENCH_SECONDS ZCBENCH_REPEAT,$(if $($(v)),$(v)=$($(v))))
 
 FUZZ_SECONDS ?= 20
 fuzz:
