@@ -63,14 +63,7 @@ csv() { local IFS=,; echo "$*"; }
 echo "# kernel $(uname -r) ($ZCNET_FLAVOUR), accel $ZCNET_ACCEL, $(nproc) CPUs, $ITERS iterations, ${SECS} s per bandwidth size"
 insmod "$ZCNET_ROOT/net/ddp/zcddp.ko" || exit 1
 
-# listening NS PORT: waits (10 s at most) for a listener.
-listening() {
-  local i
-  for i in $(seq 200); do
-    ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q . && return 0; sleep 0.05
-  done
-  return 1
-}
+. "$ZCNET_ROOT/tools/testing/zcnet/bench-lib.sh"
 
 if part main; then
   # Plain TCP.

@@ -1,5 +1,15 @@
-# Helpers of the benchmark scripts (sourced by bench.sh and bench-zcsock.sh).
+# Helpers of the benchmark scripts (sourced by bench.sh, bench-zcsock.sh,
+# bench-native.sh, bench-ddp.sh and bench-zctx.sh).
 #
+# listening NS PORT: waits (10 s at most) for a listener.
+listening() {
+  local i
+  for i in $(seq 200); do
+    ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q . && return 0; sleep 0.05
+  done
+  return 1
+}
+
 # zcfrag_up: zcfrag on both ends (zf0 in a over va, zf1 in b over vb, MTU
 # 4148) over the devices as they are; the lower devices' addresses move to
 # zcfrag's own subnet, 198.19.0.1 and 198.19.0.2.

@@ -31,13 +31,7 @@ echo "# kernel $(uname -r) ($ZCNET_FLAVOUR), accel $ZCNET_ACCEL, $(nproc) CPUs, 
 ip netns exec a ethtool -L va combined 1 2>/dev/null
 ip netns exec b ethtool -L vb combined 1 2>/dev/null
 ip netns exec a ping -c 3 -i 0.2 -W 2 -q "$B" > /dev/null || echo "# no ping over the wire"
-listening() {
-  local i
-  for i in $(seq 200); do
-    ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q . && return 0; sleep 0.05
-  done
-  return 1
-}
+. "$ZCNET_ROOT/tools/testing/zcnet/bench-lib.sh"
 astat() { ip netns exec a awk -v n="$1" '$1 == n { v = $2 } END { print v + 0 }' /proc/net/zcddp_stat; }
 printf 'mode\tround\tbytes\tmbps\tsys_ns\ttx_ns\tlent\tcopied\tkcopied\n' > "$out/runs.tsv"
 for r in $(seq "$ROUNDS"); do
