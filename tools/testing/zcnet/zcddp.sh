@@ -151,11 +151,9 @@ zreuse() {
   ip netns exec b timeout $((120 * TS)) python3 "$PEER" zc-sink "$ZC_IP_B" $PORT $((rounds * size)) "$crc" > $ZB 2>&1 &
   local pb=$!
   listening b $PORT
-  if [ -n "${ZMEMLOCK:-}" ]; then
-    ip netns exec a capsh --drop=cap_ipc_lock -- -c "ulimit -l $ZMEMLOCK && exec timeout $((120 * TS)) python3 $PEER zc-reuse $ZC_IP_B $PORT $rounds $size $crc 7" > $ZA 2>&1
-  else
-    ip netns exec a timeout $((120 * TS)) python3 "$PEER" zc-reuse "$ZC_IP_B" $PORT "$rounds" "$size" "$crc" 7 > $ZA 2>&1
-  fi
+  local cmd="timeout $((120 * TS)) python3 $PEER zc-reuse $ZC_IP_B $PORT $rounds $size $crc 7"
+  [ -n "${ZMEMLOCK:-}" ] && cmd="capsh --drop=cap_ipc_lock -- -c 'ulimit -l $ZMEMLOCK && exec $cmd'"
+  ip netns exec a sh -c "$cmd" > $ZA 2>&1
   rc=$?
   wait $pb
   rs=$?
