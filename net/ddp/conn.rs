@@ -378,9 +378,12 @@ impl Ulp for ZcDdp {
             uapi::ZCDDP_INFO => Err(EINVAL),
             uapi::SEND_QUEUE => ctx.set_sq_depth(val),
             uapi::OOO => ctx.set_ooo(sk, val),
-            uapi::REG_MR | uapi::DEREG_MR | uapi::POST_RECV | uapi::POST_SEND | uapi::POLL_CQ => {
-                crate::verbs::call(sk, ctx, name, val)
-            }
+            uapi::REG_MR
+            | uapi::DEREG_MR
+            | uapi::POST_RECV
+            | uapi::POST_RECV_SG
+            | uapi::POST_SEND
+            | uapi::POLL_CQ => crate::verbs::call(sk, ctx, name, val),
             _ => Err(errno::enoprotoopt()),
         }
     }

@@ -182,12 +182,11 @@ impl Drop for Region {
     }
 }
 
-/// A posted receive.
+/// A posted receive: its scatter list (elements of length 0 dropped).
 struct Recv {
     wr_id: u64,
-    addr: u64,
-    len: u32,
-    lkey: u32,
+    sge: [uapi::Sge; uapi::RECV_SGE_MAX],
+    nsge: usize,
 }
 
 /// An RDMA Read we issued, waiting for its response.
@@ -507,15 +506,10 @@ impl Qp {
 
     // ---- posting ----
 
-    /// `ZCDDP_POST_RECV`.
-    pub(crate) fn post_recv(
-        &mut self,
-        sk: &Locked<'_>,
-        wr_id: u64,
-        addr: u64,
-        len: u32,
-        lkey: u32,
-    ) -> Result {
+    /// `ZCDDP_POST_RECV` and `ZCDDP_POST_RECV_SG`: every element in a
+    /// valid registration with local write access, the message at most
+    /// the sum of their lengths (below 4 GiB).
+    pub(crate) fn post_recv(&mut self, sk: &Locked<'_>, wr_id: u64, list: &[uapi::Sge]) -> Result {
         // Before start-up too: a peer may Send as soon as it is connected.
         if self.error != 0 {
             return Err(Error::from_errno(self.error));
@@ -524,22 +518,20 @@ impl Qp {
         if self.rq.len() >= uapi::RQ_DEPTH || self.outstanding() >= uapi::CQ_DEPTH {
             return Err(errno::enospc());
         }
-        if len > 0
-            && self
-                .local(lkey, addr, len, uapi::ACCESS_LOCAL_WRITE)
-                .is_none()
-        {
-            return Err(EINVAL);
+        let mut r = Recv {
+            wr_id,
+            sge: [uapi::Sge::default(); uapi::RECV_SGE_MAX],
+            nsge: 0,
+        };
+        let mut total = 0u32;
+        for e in list.iter().filter(|e| e.len > 0) {
+            self.local(e.lkey, e.addr, e.len, uapi::ACCESS_LOCAL_WRITE)
+                .ok_or(EINVAL)?;
+            *r.sge.get_mut(r.nsge).ok_or(EINVAL)? = *e;
+            r.nsge += 1;
+            total = total.checked_add(e.len).ok_or(EINVAL)?;
         }
-        self.rq.push(
-            Recv {
-                wr_id,
-                addr,
-                len,
-                lkey,
-            },
-            GFP_KERNEL,
-        )?;
+        self.rq.push(r, GFP_KERNEL)?;
         Ok(())
     }
 
@@ -1453,17 +1445,37 @@ impl Qp {
         if idx != 0 {
             return Err(Fault(TermCode::DDP_UT_MSN_RANGE));
         }
-        let (lkey, addr, len) = match self.rq.first() {
-            Some(r) => (r.lkey, r.addr, r.len),
+        let (sge, nsge) = match self.rq.first() {
+            Some(r) => (r.sge, r.nsge),
             None => return Err(Fault(TermCode::DDP_UT_MSN_NOBUF)),
         };
-        ddp::check_mo(u.mo, data.len(), len as usize)?;
-        if !data.is_empty() {
-            let at = addr + u64::from(u.mo);
-            let (i, off) = self
-                .local(lkey, at, data.len() as u32, uapi::ACCESS_LOCAL_WRITE)
+        // The elements this segment's payload spans, each checked before
+        // a byte is placed (a registration may have gone since the post).
+        let mut lens = [0u32; uapi::RECV_SGE_MAX];
+        for (l, e) in lens.iter_mut().zip(sge.iter().take(nsge)) {
+            *l = e.len;
+        }
+        let mut pieces = [ddp::Piece::default(); uapi::RECV_SGE_MAX];
+        let n = ddp::scatter(
+            lens.get(..nsge).unwrap_or(&[]),
+            u.mo,
+            data.len(),
+            &mut pieces,
+        )?;
+        let mut at = [(0usize, 0u64); uapi::RECV_SGE_MAX];
+        for (a, p) in at.iter_mut().zip(pieces.iter().take(n)) {
+            let e = sge.get(p.index).ok_or(Fault(TermCode::DDP_CATASTROPHIC))?;
+            *a = self
+                .local(
+                    e.lkey,
+                    e.addr + p.offset,
+                    p.len as u32,
+                    uapi::ACCESS_LOCAL_WRITE,
+                )
                 .ok_or(Fault(TermCode::DDP_CATASTROPHIC))?;
-            self.place(sk, i, off, data, false)?;
+        }
+        for (&(i, off), p) in at.iter().zip(pieces.iter().take(n)) {
+            self.place(sk, i, off, data.sub(p.at, p.len), false)?;
         }
         if !u.last {
             return Ok(());

@@ -35,6 +35,9 @@ pub(crate) const STATE_ERROR: u32 = ext::ZCDDP_STATE_ERROR;
 pub(crate) const REG_MR: i32 = ext::ZCDDP_REG_MR as i32;
 pub(crate) const DEREG_MR: i32 = ext::ZCDDP_DEREG_MR as i32;
 pub(crate) const POST_RECV: i32 = ext::ZCDDP_POST_RECV as i32;
+pub(crate) const POST_RECV_SG: i32 = ext::ZCDDP_POST_RECV_SG as i32;
+pub(crate) const RECV_SGE_MAX: usize = ext::ZCDDP_RECV_SGE_MAX as usize;
+pub(crate) const SGE_LEN: usize = size_of::<ext::zcddp_sge>();
 pub(crate) const POST_SEND: i32 = ext::ZCDDP_POST_SEND as i32;
 pub(crate) const POLL_CQ: i32 = ext::ZCDDP_POLL_CQ as i32;
 pub(crate) const SEND_QUEUE: i32 = ext::ZCDDP_SEND_QUEUE as i32;
@@ -66,6 +69,8 @@ const _: () = assert!(size_of::<Cstart>() == 40);
 const _: () = assert!(size_of::<Cinfo>() == 24);
 const _: () = assert!(size_of::<ext::zcddp_reg_mr>() == 32);
 const _: () = assert!(size_of::<ext::zcddp_recv>() == 24);
+const _: () = assert!(size_of::<ext::zcddp_sge>() == 16);
+const _: () = assert!(size_of::<ext::zcddp_recv_sg>() == 24);
 const _: () = assert!(size_of::<ext::zcddp_send>() == 48);
 const _: () = assert!(size_of::<ext::zcddp_cqe>() == 32);
 const _: () = assert!(size_of::<ext::zcddp_poll>() == 24);
@@ -106,12 +111,31 @@ impl RegMr {
     }
 }
 
-/// `struct zcddp_recv`.
-pub(crate) struct Recv {
-    pub(crate) wr_id: u64,
+/// One scatter element of a receive (`struct zcddp_sge`).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Sge {
     pub(crate) addr: u64,
     pub(crate) len: u32,
     pub(crate) lkey: u32,
+}
+
+impl Sge {
+    /// The `i`-th `struct zcddp_sge` of a list read from user memory.
+    pub(crate) fn parse(b: &[u8], i: usize) -> Option<Self> {
+        use ext::zcddp_sge as C;
+        let f = Fields(b.get(i.checked_mul(SGE_LEN)?..)?);
+        Some(Self {
+            addr: f.u64(offset_of!(C, addr))?,
+            len: f.u32(offset_of!(C, len))?,
+            lkey: f.u32(offset_of!(C, lkey))?,
+        })
+    }
+}
+
+/// `struct zcddp_recv`: a receive of one element.
+pub(crate) struct Recv {
+    pub(crate) wr_id: u64,
+    pub(crate) sge: Sge,
 }
 
 impl Recv {
@@ -120,9 +144,36 @@ impl Recv {
         let f = Fields(b);
         Some(Self {
             wr_id: f.u64(offset_of!(C, wr_id))?,
-            addr: f.u64(offset_of!(C, addr))?,
-            len: f.u32(offset_of!(C, len))?,
-            lkey: f.u32(offset_of!(C, lkey))?,
+            sge: Sge {
+                addr: f.u64(offset_of!(C, addr))?,
+                len: f.u32(offset_of!(C, len))?,
+                lkey: f.u32(offset_of!(C, lkey))?,
+            },
+        })
+    }
+}
+
+/// `struct zcddp_recv_sg`: a receive over a list of elements, which stays
+/// in user memory (`sg_list`, `num_sge` of them, at most
+/// [`RECV_SGE_MAX`]).
+pub(crate) struct RecvSg {
+    pub(crate) wr_id: u64,
+    pub(crate) sg_list: u64,
+    pub(crate) num_sge: usize,
+}
+
+impl RecvSg {
+    pub(crate) fn parse(b: &[u8]) -> Option<Self> {
+        use ext::zcddp_recv_sg as C;
+        let f = Fields(b);
+        let num_sge = f.u32(offset_of!(C, num_sge))? as usize;
+        if f.u32(offset_of!(C, reserved))? != 0 || num_sge > RECV_SGE_MAX {
+            return None;
+        }
+        Some(Self {
+            wr_id: f.u64(offset_of!(C, wr_id))?,
+            sg_list: f.u64(offset_of!(C, sg_list))?,
+            num_sge,
         })
     }
 }

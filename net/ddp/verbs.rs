@@ -42,9 +42,22 @@ pub(crate) fn call(sk: &Locked<'_>, ctx: &Ctx, name: i32, val: &[u8]) -> Result 
         }
         uapi::POST_RECV => {
             let r = uapi::Recv::parse(val).ok_or(EINVAL)?;
-            ctx.qp(sk)
-                .ok_or(EAGAIN)?
-                .post_recv(sk, r.wr_id, r.addr, r.len, r.lkey)
+            ctx.qp(sk).ok_or(EAGAIN)?.post_recv(sk, r.wr_id, &[r.sge])
+        }
+        uapi::POST_RECV_SG => {
+            let r = uapi::RecvSg::parse(val).ok_or(EINVAL)?;
+            // The list, read before the data path is taken.
+            let mut b = [0u8; uapi::RECV_SGE_MAX * uapi::SGE_LEN];
+            let list = b.get_mut(..r.num_sge * uapi::SGE_LEN).ok_or(EINVAL)?;
+            UserSlice::new(UserPtr::from_addr(r.sg_list as usize), list.len())
+                .reader()
+                .read_slice(list)?;
+            let mut sge = [uapi::Sge::default(); uapi::RECV_SGE_MAX];
+            for (i, e) in sge.iter_mut().take(r.num_sge).enumerate() {
+                *e = uapi::Sge::parse(&b, i).ok_or(EINVAL)?;
+            }
+            let list = sge.get(..r.num_sge).ok_or(EINVAL)?;
+            ctx.qp(sk).ok_or(EAGAIN)?.post_recv(sk, r.wr_id, list)
         }
         uapi::POST_SEND => {
             let w = uapi::Send::parse(val).ok_or(EINVAL)?;

@@ -321,6 +321,54 @@ pub const fn check_mo(mo: u32, len: usize, buf_len: usize) -> Result<(), DdpErro
     }
 }
 
+/// A piece of an untagged segment's payload in a receive's scatter list:
+/// `len` bytes from byte `at` of the payload go to byte `offset` of
+/// element `index`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Piece {
+    /// The element.
+    pub index: usize,
+    /// Where in the element.
+    pub offset: u64,
+    /// How many bytes.
+    pub len: usize,
+    /// Where in the payload.
+    pub at: usize,
+}
+
+/// Cuts `len` payload bytes at message offset `mo` over the scatter
+/// elements of lengths `elems` (filled in order; elements of length 0 hold
+/// nothing), into `out`: how many pieces. The message must fit the sum of
+/// the elements ([`check_mo`]'s errors); more pieces than `out` holds is
+/// [`DdpError::MessageTooLong`] too (no receive has more elements than
+/// that).
+pub fn scatter(elems: &[u32], mo: u32, len: usize, out: &mut [Piece]) -> Result<usize, DdpError> {
+    let total = elems.iter().map(|&l| l as usize).sum();
+    check_mo(mo, len, total)?;
+    let (mut skip, mut at, mut n) = (u64::from(mo), 0usize, 0usize);
+    for (index, &el) in elems.iter().enumerate() {
+        if at == len {
+            break;
+        }
+        let el = u64::from(el);
+        if skip >= el {
+            skip -= el;
+            continue;
+        }
+        let take = (el - skip).min((len - at) as u64) as usize;
+        *out.get_mut(n).ok_or(DdpError::MessageTooLong)? = Piece {
+            index,
+            offset: skip,
+            len: take,
+            at,
+        };
+        n += 1;
+        at += take;
+        skip = 0;
+    }
+    Ok(n)
+}
+
 /// Checks a queue number against the number of queues the upper layer uses
 /// (RDMAP: 3, see [`super::rdmap::QUEUES`]).
 pub const fn check_qn(qn: u32, queues: u32) -> Result<(), DdpError> {
@@ -335,6 +383,54 @@ pub const fn check_qn(qn: u32, queues: u32) -> Result<(), DdpError> {
 mod tests {
     use super::*;
     use crate::wire::terminate::{Layer, TermCode};
+
+    #[test]
+    fn scatter_pieces() {
+        let p = |index, offset, len, at| Piece {
+            index,
+            offset,
+            len,
+            at,
+        };
+        let mut out = [Piece::default(); 6];
+        // One element: one piece, at the message offset.
+        assert_eq!(scatter(&[100], 10, 20, &mut out), Ok(1));
+        assert_eq!(out[..1], [p(0, 10, 20, 0)]);
+        // Across three elements (one empty), starting in the first.
+        assert_eq!(scatter(&[10, 0, 5, 100], 7, 20, &mut out), Ok(3));
+        assert_eq!(out[..3], [p(0, 7, 3, 0), p(2, 0, 5, 3), p(3, 0, 12, 8)]);
+        // Starting past the first element, ending exactly at the last's end.
+        assert_eq!(scatter(&[10, 5, 5], 12, 8, &mut out), Ok(2));
+        assert_eq!(out[..2], [p(1, 2, 3, 0), p(2, 0, 5, 3)]);
+        // Nothing to place (a zero-length Send, or a last segment's end).
+        assert_eq!(scatter(&[], 0, 0, &mut out), Ok(0));
+        assert_eq!(scatter(&[10], 10, 0, &mut out), Ok(0));
+        // Past the elements: check_mo's errors.
+        assert_eq!(
+            scatter(&[10, 5], 11, 5, &mut out),
+            Err(DdpError::MessageTooLong)
+        );
+        assert_eq!(scatter(&[10, 5], 16, 0, &mut out), Err(DdpError::InvalidMo));
+        // More pieces than room.
+        assert_eq!(
+            scatter(&[1, 1, 1], 0, 3, &mut out[..2]),
+            Err(DdpError::MessageTooLong)
+        );
+        // Every byte of the payload once, in order, for every cut.
+        let elems = [3u32, 0, 7, 1, 9, 4];
+        for mo in 0..24u32 {
+            for len in 0..(24 - mo as usize + 1) {
+                let n = scatter(&elems, mo, len, &mut out).unwrap();
+                let mut next = 0;
+                for p in &out[..n] {
+                    assert_eq!(p.at, next);
+                    assert!(p.len > 0 && p.offset + p.len as u64 <= u64::from(elems[p.index]));
+                    next += p.len;
+                }
+                assert_eq!(next, len);
+            }
+        }
+    }
 
     #[test]
     fn tagged_byte_image() {

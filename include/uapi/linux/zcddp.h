@@ -55,6 +55,8 @@ enum {
 				 * placed at once (CRC on, registrations with
 				 * ZCDDP_ACCESS_NO_REMOTE_INV only); 0: in order
 				 * only. Any time; the set takes effect at once. */
+	ZCDDP_POST_RECV_SG = 10,	/* set: struct zcddp_recv_sg: one receive
+				 * over a scatter list */
 };
 
 /* struct zcddp_startup.role */
@@ -168,6 +170,25 @@ struct zcddp_recv {
 	__u64 addr;		/* in the registration lkey, LOCAL_WRITE */
 	__u32 len;
 	__u32 lkey;
+};
+
+/* One receive over a scatter list: a Send's bytes fill the elements in
+ * order, each in its own registration or the same (LOCAL_WRITE), the
+ * message at most the sum of their lengths (below 4 GiB). Elements of
+ * length 0 are skipped; num_sge 0 takes only a zero-length Send. */
+#define ZCDDP_RECV_SGE_MAX	6	/* elements per receive (siw's too) */
+
+struct zcddp_sge {
+	__u64 addr;
+	__u32 len;
+	__u32 lkey;
+};
+
+struct zcddp_recv_sg {
+	__u64 wr_id;
+	__u64 sg_list;		/* user pointer: num_sge struct zcddp_sge */
+	__u32 num_sge;		/* 0 .. ZCDDP_RECV_SGE_MAX */
+	__u32 reserved;		/* 0 */
 };
 
 /* struct zcddp_send.opcode, struct zcddp_cqe.opcode */

@@ -60,6 +60,20 @@ impl Payload<'_> {
     pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// `len` bytes from `off` of it (a scatter element's piece); empty
+    /// past its end.
+    pub(crate) fn sub(&self, off: usize, len: usize) -> Self {
+        match *self {
+            Payload::Bytes(b) => {
+                Payload::Bytes(b.get(off..).and_then(|b| b.get(..len)).unwrap_or(&[]))
+            }
+            Payload::Queued { at, len: l } => Payload::Queued {
+                at: at + off.min(l) as u32,
+                len: len.min(l.saturating_sub(off)),
+            },
+        }
+    }
 }
 
 /// What the in-order path does next.

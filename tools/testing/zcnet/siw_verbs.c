@@ -5,7 +5,7 @@
  * zcddp peer (zcddp-verbs in the tools workspace), both directions, every
  * byte seeded and checked by hash on both sides (zcddp.sh).
  *
- *   siw_verbs -a ADDR [-p PORT] [-S SIZE] [-r SEED] [-s]
+ *   siw_verbs -a ADDR [-p PORT] [-S SIZE] [-r SEED] [-s] [-C COUNT]
  *
  * -s: listen (rdma_cm passive side, siw the MPA responder); without it
  * connect (siw the MPA initiator). Whatever the connection's direction,
@@ -29,7 +29,12 @@
  * a byte the bits 32..39 of each step; hashes 64-bit FNV-1a. Exit status 0
  * only when every check here passed; prints one "siw_verbs: ..." line per
  * step. The connection's parameters are rping's (IRD/ORD 1, no private
- * data).
+ * data). -C COUNT runs the exchange COUNT times on the connection (rping's
+ * -C), round i with the patterns of SEED + i; each side posts the next
+ * round's receives before its last message of a round (siw: the FIN;
+ * zcddp: its DONE), as the peer's next Send may follow at once. Only the
+ * first round prints its steps (and any mismatch); a failed round ends
+ * the run.
  *
  * Timing modes (bench-ddp.sh's zcddp-siw column), instead of the exchange:
  *
@@ -202,10 +207,14 @@ static long recv_comp(const char *what)
 	return wc.byte_len;
 }
 
+/* -C: only the first round prints its steps (and any mismatch). */
+static bool verbose = true;
+
 static bool check(const char *what, uint64_t got, uint64_t want)
 {
-	printf("siw_verbs: %s %s (hash %016" PRIx64 ", want %016" PRIx64 ")\n", what,
-	       got == want ? "ok" : "MISMATCH", got, want);
+	if (verbose || got != want)
+		printf("siw_verbs: %s %s (hash %016" PRIx64 ", want %016" PRIx64 ")\n", what,
+		       got == want ? "ok" : "MISMATCH", got, want);
 	return got == want;
 }
 
@@ -588,23 +597,122 @@ static int timing(bool server, uint64_t size, uint64_t seed, uint64_t iters, dou
 	return ok ? 0 : 1;
 }
 
+/* The exchange's buffers and their registrations (cr: the region the peer
+ * Reads and Writes; cw: the Write source; rd: the Read target). */
+struct bufs {
+	uint8_t *smsg, *rmsg, *sdata, *rdata, *cr, *cw, *rd;
+	struct ibv_mr *smsg_mr, *rmsg_mr, *sdata_mr, *rdata_mr, *cr_mr, *cw_mr, *rd_mr;
+	size_t sendsz;
+};
+
+/* The peer's data Send, ADV and DONE of a round. */
+static int post_recvs(struct bufs *b)
+{
+	if (rdma_post_recv(id, NULL, b->rdata, b->sendsz, b->rdata_mr) ||
+	    rdma_post_recv(id, NULL, b->rmsg, MSG_LEN, b->rmsg_mr) ||
+	    rdma_post_recv(id, NULL, b->rmsg + MSG_LEN, MSG_LEN, b->rmsg_mr))
+		return die("rdma_post_recv");
+	return 0;
+}
+
+/* One round of the exchange (the top of the file) with the patterns of
+ * SEED; *ok cleared by a failed check. With MORE, the next round's
+ * receives are posted before the FIN, which the peer may answer with the
+ * next round's data Send at once. 0, or 1 on an error (printed). */
+static int exchange(struct bufs *b, bool server, uint64_t size, uint64_t seed, bool more, bool *ok)
+{
+	size_t sendsz = b->sendsz;
+	struct msg adv, done, m;
+	long n;
+
+	gen(b->sdata, sendsz, seed, 'S');
+	gen(b->cr, size, seed, 'C');
+	gen(b->cw, size, seed, 'W');
+	/* The data Sends, the MPA initiator's first: each side checks the
+	 * bytes of its receive. */
+	for (int i = 0; i < 2; i++) {
+		if (server == (i == 0)) {
+			n = recv_comp("receive data");
+			if (n != (long)sendsz)
+				return fprintf(stderr, "siw_verbs: data Send of %ld bytes\n", n), 1;
+			*ok &= check("Send from zcddp received", fnv(b->rdata, sendsz),
+				     pattern_hash(sendsz, seed, 'T'));
+			continue;
+		}
+		if (rdma_post_send(id, NULL, b->sdata, sendsz, b->sdata_mr, IBV_SEND_SIGNALED) ||
+		    send_comp("send data"))
+			return 1;
+		if (verbose)
+			printf("siw_verbs: sent %zu bytes, hash %016" PRIx64 "\n", sendsz,
+			       fnv(b->sdata, sendsz));
+	}
+
+	n = recv_comp("receive ADV");
+	if (n != MSG_LEN)
+		return fprintf(stderr, "siw_verbs: ADV of %ld bytes\n", n), 1;
+	adv = get_msg(b->rmsg);
+	if (adv.type != T_ADV || adv.len != size)
+		return fprintf(stderr, "siw_verbs: bad ADV type %u len %" PRIu64 "\n", adv.type,
+			       adv.len), 1;
+
+	/* RDMA Read of the peer's region, then RDMA Write into it. */
+	if (rdma_post_read(id, NULL, b->rd, size, b->rd_mr, IBV_SEND_SIGNALED, adv.addr,
+			   adv.rkey) ||
+	    send_comp("RDMA Read"))
+		return 1;
+	*ok &= check("RDMA Read of zcddp's region", fnv(b->rd, size),
+		     pattern_hash(size, seed, 'Z'));
+	*ok &= check("  its hash as zcddp advertised", fnv(b->rd, size), adv.hash);
+	if (rdma_post_write(id, NULL, b->cw, size, b->cw_mr, IBV_SEND_SIGNALED, adv.addr,
+			    adv.rkey) ||
+	    send_comp("RDMA Write"))
+		return 1;
+	if (verbose)
+		printf("siw_verbs: RDMA Write of %" PRIu64 " bytes into zcddp's region done\n",
+		       size);
+
+	m = (struct msg){ .type = T_DONE_C, .rkey = b->cr_mr->rkey, .addr = (uintptr_t)b->cr,
+			  .len = size, .hash = fnv(b->cw, size) };
+	put_msg(b->smsg, &m);
+	if (rdma_post_send(id, NULL, b->smsg, MSG_LEN, b->smsg_mr, IBV_SEND_SIGNALED) ||
+	    send_comp("send DONE"))
+		return 1;
+
+	/* The peer Reads this side's region and Writes pattern 'V' into it. */
+	n = recv_comp("receive DONE");
+	if (n != MSG_LEN)
+		return fprintf(stderr, "siw_verbs: DONE of %ld bytes\n", n), 1;
+	done = get_msg(b->rmsg + MSG_LEN);
+	if (done.type != T_DONE_Z)
+		return fprintf(stderr, "siw_verbs: bad DONE type %u\n", done.type), 1;
+	*ok &= check("zcddp's RDMA Write into siw's region", fnv(b->cr, size),
+		     pattern_hash(size, seed, 'V'));
+	*ok &= check("  its hash as zcddp sent it", fnv(b->cr, size), done.hash);
+
+	if (more && *ok && post_recvs(b))
+		return 1;
+	m = (struct msg){ .type = T_FIN, .hash = *ok ? 0 : 1 };
+	put_msg(b->smsg, &m);
+	if (rdma_post_send(id, NULL, b->smsg, MSG_LEN, b->smsg_mr, IBV_SEND_SIGNALED) ||
+	    send_comp("send FIN"))
+		return 1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *addr = NULL, *port = "7174";
-	uint64_t seed = 1, size = 65536, iters = 0;
+	uint64_t seed = 1, size = 65536, iters = 0, count = 1, r;
 	double secs = 0;
 	bool server = false, ok = true;
 	struct rdma_addrinfo hints = {}, *res;
 	struct ibv_qp_init_attr attr = {};
 	struct rdma_conn_param cp = {};
-	struct ibv_mr *smsg_mr, *rmsg_mr, *sdata_mr, *rdata_mr, *cr_mr, *cw_mr, *rd_mr;
-	uint8_t *smsg, *rmsg, *sdata, *rdata, *cr, *cw, *rd;
-	struct msg adv, done, m;
+	struct bufs b = {};
 	size_t sendsz;
-	long n;
 	int c;
 
-	while ((c = getopt(argc, argv, "a:p:S:r:sL:B:")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:S:r:sL:B:C:")) != -1) {
 		switch (c) {
 		case 'a': addr = optarg; break;
 		case 'p': port = optarg; break;
@@ -613,15 +721,17 @@ int main(int argc, char **argv)
 		case 's': server = true; break;
 		case 'L': iters = strtoull(optarg, NULL, 0); break;
 		case 'B': secs = strtod(optarg, NULL); break;
+		case 'C': count = strtoull(optarg, NULL, 0); break;
 		default:
 			fprintf(stderr, "usage: siw_verbs -a ADDR [-p PORT] [-S SIZE] [-r SEED] [-s]"
-				" [-L ITERS] [-B SECONDS]\n");
+				" [-C COUNT] [-L ITERS] [-B SECONDS]\n");
 			return 2;
 		}
 	}
 	if (!addr || size < 1 || size > (1u << 30) || iters > 1000000 || !(secs >= 0) ||
-	    secs > 3600) {
-		fprintf(stderr, "usage: siw_verbs -a ADDR [-p PORT] [-S SIZE (1 B to 1 GiB)] [-r SEED] [-s]\n");
+	    secs > 3600 || count < 1 || count > 1000000) {
+		fprintf(stderr, "usage: siw_verbs -a ADDR [-p PORT] [-S SIZE (1 B to 1 GiB)] [-r SEED] [-s]"
+			" [-C COUNT (1 to 10^6)]\n");
 		return 2;
 	}
 	sendsz = size < SEND_MAX ? size : SEND_MAX;
@@ -657,34 +767,30 @@ int main(int argc, char **argv)
 	if (iters || secs > 0)
 		return timing(server, size, seed, iters, secs);
 
-	smsg = zalloc(MSG_LEN);
-	rmsg = zalloc(2 * MSG_LEN);
-	sdata = zalloc(sendsz);
-	rdata = zalloc(sendsz);
-	cr = zalloc(size);
-	cw = zalloc(size);
-	rd = zalloc(size);
-	if (!smsg || !rmsg || !sdata || !rdata || !cr || !cw || !rd)
+	b.sendsz = sendsz;
+	b.smsg = zalloc(MSG_LEN);
+	b.rmsg = zalloc(2 * MSG_LEN);
+	b.sdata = zalloc(sendsz);
+	b.rdata = zalloc(sendsz);
+	b.cr = zalloc(size);
+	b.cw = zalloc(size);
+	b.rd = zalloc(size);
+	if (!b.smsg || !b.rmsg || !b.sdata || !b.rdata || !b.cr || !b.cw || !b.rd)
 		return die("allocation");
-	gen(sdata, sendsz, seed, 'S');
-	gen(cr, size, seed, 'C');
-	gen(cw, size, seed, 'W');
-	smsg_mr = rdma_reg_msgs(id, smsg, MSG_LEN);
-	rmsg_mr = rdma_reg_msgs(id, rmsg, 2 * MSG_LEN);
-	sdata_mr = rdma_reg_msgs(id, sdata, sendsz);
-	rdata_mr = rdma_reg_msgs(id, rdata, sendsz);
-	cw_mr = rdma_reg_msgs(id, cw, size);
-	rd_mr = rdma_reg_msgs(id, rd, size);
-	cr_mr = ibv_reg_mr(id->pd, cr, size,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
-	if (!smsg_mr || !rmsg_mr || !sdata_mr || !rdata_mr || !cw_mr || !rd_mr || !cr_mr)
+	b.smsg_mr = rdma_reg_msgs(id, b.smsg, MSG_LEN);
+	b.rmsg_mr = rdma_reg_msgs(id, b.rmsg, 2 * MSG_LEN);
+	b.sdata_mr = rdma_reg_msgs(id, b.sdata, sendsz);
+	b.rdata_mr = rdma_reg_msgs(id, b.rdata, sendsz);
+	b.cw_mr = rdma_reg_msgs(id, b.cw, size);
+	b.rd_mr = rdma_reg_msgs(id, b.rd, size);
+	b.cr_mr = ibv_reg_mr(id->pd, b.cr, size,
+			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+	if (!b.smsg_mr || !b.rmsg_mr || !b.sdata_mr || !b.rdata_mr || !b.cw_mr || !b.rd_mr ||
+	    !b.cr_mr)
 		return die("register");
-	/* The peer's data Send, ADV and DONE, posted before the connection
-	 * is up. */
-	if (rdma_post_recv(id, NULL, rdata, sendsz, rdata_mr) ||
-	    rdma_post_recv(id, NULL, rmsg, MSG_LEN, rmsg_mr) ||
-	    rdma_post_recv(id, NULL, rmsg + MSG_LEN, MSG_LEN, rmsg_mr))
-		return die("rdma_post_recv");
+	/* The first round's receives, posted before the connection is up. */
+	if (post_recvs(&b))
+		return 1;
 
 	/* rping's parameters: one RDMA Read each way, no private data. */
 	cp.responder_resources = 1;
@@ -695,75 +801,21 @@ int main(int argc, char **argv)
 	printf("siw_verbs: connected on %s, %" PRIu64 " bytes, seed %" PRIu64 "\n",
 	       ibv_get_device_name(id->verbs->device), size, seed);
 
-	/* The data Sends, the MPA initiator's first: each side checks the
-	 * bytes of its receive. */
-	for (int i = 0; i < 2; i++) {
-		if (server == (i == 0)) {
-			n = recv_comp("receive data");
-			if (n != (long)sendsz)
-				return fprintf(stderr, "siw_verbs: data Send of %ld bytes\n", n), 1;
-			ok &= check("Send from zcddp received", fnv(rdata, sendsz),
-				    pattern_hash(sendsz, seed, 'T'));
-			continue;
-		}
-		if (rdma_post_send(id, NULL, sdata, sendsz, sdata_mr, IBV_SEND_SIGNALED) ||
-		    send_comp("send data"))
+	for (r = 0; r < count && ok; r++) {
+		verbose = r == 0;
+		if (exchange(&b, server, size, seed + r, r + 1 < count, &ok))
 			return 1;
-		printf("siw_verbs: sent %zu bytes, hash %016" PRIx64 "\n", sendsz,
-		       fnv(sdata, sendsz));
 	}
-
-	n = recv_comp("receive ADV");
-	if (n != MSG_LEN)
-		return fprintf(stderr, "siw_verbs: ADV of %ld bytes\n", n), 1;
-	adv = get_msg(rmsg);
-	if (adv.type != T_ADV || adv.len != size)
-		return fprintf(stderr, "siw_verbs: bad ADV type %u len %" PRIu64 "\n", adv.type,
-			       adv.len), 1;
-
-	/* RDMA Read of the peer's region, then RDMA Write into it. */
-	if (rdma_post_read(id, NULL, rd, size, rd_mr, IBV_SEND_SIGNALED, adv.addr, adv.rkey) ||
-	    send_comp("RDMA Read"))
-		return 1;
-	ok &= check("RDMA Read of zcddp's region", fnv(rd, size), pattern_hash(size, seed, 'Z'));
-	ok &= check("  its hash as zcddp advertised", fnv(rd, size), adv.hash);
-	if (rdma_post_write(id, NULL, cw, size, cw_mr, IBV_SEND_SIGNALED, adv.addr, adv.rkey) ||
-	    send_comp("RDMA Write"))
-		return 1;
-	printf("siw_verbs: RDMA Write of %" PRIu64 " bytes into zcddp's region done\n", size);
-
-	m = (struct msg){ .type = T_DONE_C, .rkey = cr_mr->rkey, .addr = (uintptr_t)cr,
-			  .len = size, .hash = fnv(cw, size) };
-	put_msg(smsg, &m);
-	if (rdma_post_send(id, NULL, smsg, MSG_LEN, smsg_mr, IBV_SEND_SIGNALED) ||
-	    send_comp("send DONE"))
-		return 1;
-
-	/* The peer Reads this side's region and Writes pattern 'V' into it. */
-	n = recv_comp("receive DONE");
-	if (n != MSG_LEN)
-		return fprintf(stderr, "siw_verbs: DONE of %ld bytes\n", n), 1;
-	done = get_msg(rmsg + MSG_LEN);
-	if (done.type != T_DONE_Z)
-		return fprintf(stderr, "siw_verbs: bad DONE type %u\n", done.type), 1;
-	ok &= check("zcddp's RDMA Write into siw's region", fnv(cr, size),
-		    pattern_hash(size, seed, 'V'));
-	ok &= check("  its hash as zcddp sent it", fnv(cr, size), done.hash);
-
-	m = (struct msg){ .type = T_FIN, .hash = ok ? 0 : 1 };
-	put_msg(smsg, &m);
-	if (rdma_post_send(id, NULL, smsg, MSG_LEN, smsg_mr, IBV_SEND_SIGNALED) ||
-	    send_comp("send FIN"))
-		return 1;
+	printf("siw_verbs: %" PRIu64 " rounds\n", r);
 	printf("siw_verbs: %s\n", ok ? "all checked" : "FAILED");
 	rdma_disconnect(id);
-	rdma_dereg_mr(smsg_mr);
-	rdma_dereg_mr(rmsg_mr);
-	rdma_dereg_mr(sdata_mr);
-	rdma_dereg_mr(rdata_mr);
-	rdma_dereg_mr(cw_mr);
-	rdma_dereg_mr(rd_mr);
-	ibv_dereg_mr(cr_mr);
+	rdma_dereg_mr(b.smsg_mr);
+	rdma_dereg_mr(b.rmsg_mr);
+	rdma_dereg_mr(b.sdata_mr);
+	rdma_dereg_mr(b.rdata_mr);
+	rdma_dereg_mr(b.cw_mr);
+	rdma_dereg_mr(b.rd_mr);
+	ibv_dereg_mr(b.cr_mr);
 	rdma_destroy_ep(id);
 	return ok ? 0 : 1;
 }

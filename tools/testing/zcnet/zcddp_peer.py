@@ -46,6 +46,8 @@ import struct
 import sys
 import time
 
+# hole-write: the held FPDU's payload, and the Writes that overtake it.
+HOLE_LEN, HOLE_AT, HOLE_WRITES = 333, 400, 1000
 KEY_REQ = b"MPA ID Req Frame"
 KEY_REP = b"MPA ID Rep Frame"
 M, C, R, E = 0x80, 0x40, 0x20, 0x10
@@ -239,6 +241,20 @@ def data(s, mode, path):
         subprocess.run(["tc", "qdisc", "replace", "dev", "va", "root", "netem", "delay", "200ms",
                         "reorder", "100%", "gap", "2"], check=True)
 
+    # hole-*: one FPDU held, nothing after it in order. netem on our egress
+    # holds the first FPDU 500 ms; then, its delay changed to none, the
+    # FPDUs after it leave at once (netem sends by time to send): they wait
+    # in b's out-of-order queue with no in-order byte arriving until TCP
+    # retransmits the first (zcddp.sh turns off RACK, tail loss probes and
+    # early retransmission in a, so that takes an RTO, 200 ms or more).
+    # Only the netfilter hook's kick can get them placed before that.
+    hole = m.startswith("hole-")
+    if hole:
+        m = m[5:]
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        subprocess.run(["tc", "qdisc", "replace", "dev", "va", "root", "netem", "delay", "500ms"],
+                       check=True)
+
     def send(u):
         nonlocal pos
         f = fpdu(u, crc, False, pos)
@@ -271,6 +287,25 @@ def data(s, mode, path):
         send(tagged(0, stag, base, True) + b"X" * 8)
         if ooo:
             send(tagged(0, stag, base, True) + b"X" * 8)
+    elif hole and m == "write":
+        # The hole: HOLE_LEN bytes of 'H' at the region's start; ahead of
+        # it, Writes of 'W', 'X', 'Y' (HOLE_WRITES bytes each from
+        # HOLE_AT), then a Send.
+        send(tagged(0, stag, base, True) + b"H" * HOLE_LEN)
+        subprocess.run(["tc", "qdisc", "change", "dev", "va", "root", "netem", "delay", "0ms"],
+                       check=True)
+        for i, c in enumerate(b"WXY"):
+            send(tagged(0, stag, base + HOLE_AT + i * HOLE_WRITES, True) + bytes([c]) * HOLE_WRITES)
+        send(untagged(3, 0, 1, 0) + b"hello zcddp\0")
+        want = bytearray((i * 7 + 3) & 0xFF for i in range(ln))
+        want[:HOLE_LEN] = b"H" * HOLE_LEN
+        for i, c in enumerate(b"WXY"):
+            at = HOLE_AT + i * HOLE_WRITES
+            want[at:at + HOLE_WRITES] = bytes([c]) * HOLE_WRITES
+        h = 0xcbf29ce484222325
+        for c in want:
+            h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+        print("want hash=%016x" % h)
     elif m == "write-ok":
         send(tagged(0, stag, base + 100, True) + b"W" * 50)
         send(untagged(3, 0, 1, 0) + b"hello zcddp\0")
@@ -345,7 +380,7 @@ def data(s, mode, path):
                 print("fpdu opcode", op)
     except (socket.timeout, EOFError, ConnectionError):
         print("no more")
-    if ooo:
+    if ooo or hole:
         subprocess.run(["tc", "qdisc", "del", "dev", "va", "root"], check=False)
     return 0
 

@@ -266,6 +266,10 @@ pub const ZCDDP_DEREG_MR: c_int = 4;
 pub const ZCDDP_POST_RECV: c_int = 5;
 /// `ZCDDP_POST_SEND`.
 pub const ZCDDP_POST_SEND: c_int = 6;
+/// `ZCDDP_POST_RECV_SG`.
+pub const ZCDDP_POST_RECV_SG: c_int = 10;
+/// `ZCDDP_RECV_SGE_MAX`: scatter elements per receive.
+pub const RECV_SGE_MAX: usize = 6;
 /// `ZCDDP_POLL_CQ`.
 pub const ZCDDP_POLL_CQ: c_int = 7;
 /// `ZCDDP_ACCESS_LOCAL_WRITE`.
@@ -453,6 +457,47 @@ pub fn post_recv<S: AsRawFd>(
     b[16..20].copy_from_slice(&len.to_ne_bytes());
     b[20..24].copy_from_slice(&mr.stag.to_ne_bytes());
     set_opt(sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_POST_RECV, &b)
+}
+
+/// One scatter element of a receive (`struct zcddp_sge`): `len` bytes at
+/// `addr` of the registration `lkey`.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Sge {
+    pub addr: u64,
+    pub len: u32,
+    pub lkey: u32,
+}
+
+impl Sge {
+    /// `len` bytes at byte `off` of `mr`.
+    pub fn of<S: AsRawFd>(mr: &Mr<'_, S>, off: usize, len: u32) -> Self {
+        Self {
+            addr: mr.addr() + off as u64,
+            len,
+            lkey: mr.stag,
+        }
+    }
+}
+
+/// Posts one receive over the scatter list `sge` (`ZCDDP_POST_RECV_SG`;
+/// the kernel refuses more than [`RECV_SGE_MAX`] elements with `EINVAL`).
+pub fn post_recv_sg<S: AsRawFd>(sock: &S, wr_id: u64, sge: &[Sge]) -> io::Result<()> {
+    let list: Vec<u8> = sge
+        .iter()
+        .flat_map(|e| {
+            let mut b = [0u8; 16];
+            b[0..8].copy_from_slice(&e.addr.to_ne_bytes());
+            b[8..12].copy_from_slice(&e.len.to_ne_bytes());
+            b[12..16].copy_from_slice(&e.lkey.to_ne_bytes());
+            b
+        })
+        .collect();
+    let n = u32::try_from(sge.len()).map_err(|_| io::Error::from_raw_os_error(22))?;
+    let mut b = [0u8; 24];
+    b[0..8].copy_from_slice(&wr_id.to_ne_bytes());
+    b[8..16].copy_from_slice(&(list.as_ptr() as u64).to_ne_bytes());
+    b[16..20].copy_from_slice(&n.to_ne_bytes());
+    set_opt(sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_POST_RECV_SG, &b)
 }
 
 /// A send work request (`struct zcddp_send`).

@@ -3,7 +3,7 @@
 //! RDMA Read both ways, every byte seeded and checked by hash on both sides.
 //!
 //! ```text
-//! zcddp-verbs -s|-c -a ADDR [-p PORT] [-S SIZE] [-r SEED] [--crc] [--no-remote-inv] [--wait MS]
+//! zcddp-verbs -s|-c -a ADDR [-p PORT] [-S SIZE] [-r SEED] [-C COUNT] [--sge N] [--crc] [--no-remote-inv] [--wait MS]
 //! ```
 //!
 //! `-s` accepts the TCP connection and answers MPA start-up, `-c` connects
@@ -15,7 +15,12 @@
 //! 'W', checked here); this side then RDMA-Reads the peer's region
 //! (pattern 'C', checked) and RDMA-Writes pattern 'V' into it, which the
 //! peer checks; the peer's last Send says whether all its checks passed.
-//! Exit status 0 only when every check on both sides passed.
+//! Exit status 0 only when every check on both sides passed. `-C COUNT`
+//! repeats the exchange on the connection, round i with the patterns of
+//! SEED + i (siw_verbs takes the same flag); only the first round prints
+//! its checks. `--sge N` receives the peer's data Send through one
+//! receive over a scatter list of N elements of uneven lengths, each its
+//! own registration (`ZCDDP_POST_RECV_SG`).
 //! `--no-remote-inv` registers the regions the peer writes into with
 //! `ZCDDP_ACCESS_NO_REMOTE_INV`, so that zcddp may place the peer's
 //! Writes and Read Responses out of order (with CRC). `--wait MS` bounds
@@ -39,12 +44,14 @@
 
 use std::collections::VecDeque;
 use std::net::TcpStream;
-use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 use zcddp::{median, Cqe, Mr, SendWr};
 
 /// `--wait MS`: the bound of each wait for a completion.
 static WAIT: AtomicU32 = AtomicU32::new(20000);
+/// `-C`: only the first round prints its checks (and any mismatch).
+static VERBOSE: AtomicBool = AtomicBool::new(true);
 const MSG_LEN: usize = 32;
 const SEND_MAX: usize = 64 * 1024;
 const T_ADV: u32 = 1;
@@ -63,6 +70,10 @@ struct Opts {
     lat: u64,
     /// `-B SECONDS`: bandwidth seconds (0: none).
     bw: f64,
+    /// `-C COUNT`: rounds of the exchange.
+    count: u64,
+    /// `--sge N`: scatter elements of the data Send's receive.
+    sge: usize,
 }
 
 /// The bound of each wait for a completion, in ms (`--wait`).
@@ -79,6 +90,8 @@ fn parse() -> Result<Opts, String> {
         access: 0,
         lat: 0,
         bw: 0.0,
+        count: 1,
+        sge: 1,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -92,6 +105,8 @@ fn parse() -> Result<Opts, String> {
             "--no-remote-inv" => o.access |= zcddp::ACCESS_NO_REMOTE_INV,
             "-L" => o.lat = zcddp::num_arg(args.next(), "-L ITERS")?,
             "-B" => o.bw = zcddp::num_arg(args.next(), "-B SECONDS")?,
+            "-C" => o.count = zcddp::num_arg(args.next(), "-C COUNT")?,
+            "--sge" => o.sge = zcddp::num_arg(args.next(), "--sge N")?,
             "--wait" => {
                 let ms: u32 = zcddp::num_arg(args.next(), "--wait MS")?;
                 if ms == 0 {
@@ -105,8 +120,14 @@ fn parse() -> Result<Opts, String> {
     if o.size == 0 || o.size > 1 << 30 {
         return Err(format!("-S {}: 1 B to 1 GiB", o.size));
     }
-    if !(0.0..=3600.0).contains(&o.bw) || o.lat > 1_000_000 {
-        return Err("-L ITERS up to 10^6, -B SECONDS up to 3600".into());
+    if !(0.0..=3600.0).contains(&o.bw) || o.lat > 1_000_000 || !(1..=1_000_000).contains(&o.count) {
+        return Err("-L ITERS up to 10^6, -B SECONDS up to 3600, -C COUNT 1 to 10^6".into());
+    }
+    if !(1..=zcddp::RECV_SGE_MAX).contains(&o.sge) || o.sge > o.size.min(SEND_MAX) {
+        return Err(format!(
+            "--sge N: 1 to {} (and at most SIZE)",
+            zcddp::RECV_SGE_MAX
+        ));
     }
     Ok(o)
 }
@@ -175,11 +196,75 @@ fn e<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> String {
     move |err| format!("{what}: {err}")
 }
 
-/// Prints and returns whether `got` is `want`.
+/// Prints (in the first round, or when they differ) and returns whether
+/// `got` is `want`.
 fn check(what: &str, got: u64, want: u64) -> bool {
-    let r = if got == want { "ok" } else { "MISMATCH" };
-    println!("zcddp-verbs: {what} {r} (hash {got:016x}, want {want:016x})");
+    if VERBOSE.load(Relaxed) || got != want {
+        let r = if got == want { "ok" } else { "MISMATCH" };
+        println!("zcddp-verbs: {what} {r} (hash {got:016x}, want {want:016x})");
+    }
     got == want
+}
+
+/// The exchange's registrations (`rdata`: the peer's data Send; `rmsg`:
+/// its DONE and FIN; `zr`: the region the peer Reads and Writes; `zl`: the
+/// Read target; `zv`: the Write source; `sdata`: the data Send).
+struct Bufs<'s> {
+    rdata: Mr<'s, TcpStream>,
+    /// `--sge N`: the data Send's receive over N registrations of their
+    /// own instead of `rdata` (empty: `rdata`).
+    rsg: Vec<Mr<'s, TcpStream>>,
+    rmsg: Mr<'s, TcpStream>,
+    smsg: Mr<'s, TcpStream>,
+    zr: Mr<'s, TcpStream>,
+    zl: Mr<'s, TcpStream>,
+    zv: Mr<'s, TcpStream>,
+    sdata: Mr<'s, TcpStream>,
+}
+
+impl Bufs<'_> {
+    /// The peer's data Send, DONE and FIN of a round.
+    fn post_recvs(&self, s: &TcpStream, sendsz: usize) -> Result<(), String> {
+        if self.rsg.is_empty() {
+            zcddp::post_recv(s, 1, &self.rdata, 0, sendsz as u32).map_err(e("post recv"))?;
+        } else {
+            let sge: Vec<zcddp::Sge> = self
+                .rsg
+                .iter()
+                .map(|m| zcddp::Sge::of(m, 0, m.bytes().len() as u32))
+                .collect();
+            zcddp::post_recv_sg(s, 1, &sge).map_err(e("post recv (scatter list)"))?;
+        }
+        zcddp::post_recv(s, 2, &self.rmsg, 0, MSG_LEN as u32).map_err(e("post recv"))?;
+        zcddp::post_recv(s, 3, &self.rmsg, MSG_LEN, MSG_LEN as u32).map_err(e("post recv"))
+    }
+
+    /// The first `n` bytes of the data Send's receive.
+    fn received(&self, n: usize) -> Vec<u8> {
+        if self.rsg.is_empty() {
+            return self.rdata.bytes().get(..n).unwrap_or(&[]).to_vec();
+        }
+        let mut v: Vec<u8> = self
+            .rsg
+            .iter()
+            .flat_map(|m| m.bytes().iter().copied())
+            .collect();
+        v.truncate(n);
+        v
+    }
+}
+
+/// `--sge N`: the lengths of N elements that add up to `n`, cut off the
+/// even shares (at `n * k / N + 3 * k`) so that no cut falls on an FPDU's.
+fn sge_lens(n: usize, parts: usize) -> Vec<usize> {
+    let cut = |k: usize| {
+        if k == parts {
+            n
+        } else {
+            (n * k / parts + 3 * k).min(n)
+        }
+    };
+    (0..parts).map(|k| cut(k + 1) - cut(k)).collect()
 }
 
 fn run(s: &TcpStream, o: &Opts, initiator: bool) -> Result<(), String> {
@@ -187,27 +272,60 @@ fn run(s: &TcpStream, o: &Opts, initiator: bool) -> Result<(), String> {
     let sendsz = size.min(SEND_MAX);
     let lw = zcddp::ACCESS_LOCAL_WRITE | o.access;
     let rw = lw | zcddp::ACCESS_REMOTE_READ | zcddp::ACCESS_REMOTE_WRITE;
-    let rdata = Mr::new(s, sendsz, lw).map_err(e("reg recv data"))?;
-    let rmsg = Mr::new(s, 2 * MSG_LEN, lw).map_err(e("reg recv msgs"))?;
-    let mut smsg = Mr::new(s, MSG_LEN, 0).map_err(e("reg send msg"))?;
-    let mut zr = Mr::new(s, size, rw).map_err(e("reg region"))?;
-    let zl = Mr::new(s, size, lw).map_err(e("reg read target"))?;
-    let mut zv = Mr::new(s, size, 0).map_err(e("reg write source"))?;
-    let mut sdata = Mr::new(s, sendsz, 0).map_err(e("reg send data"))?;
-    gen(sdata.bytes_mut(), o.seed, b'T');
-    gen(zr.bytes_mut(), o.seed, b'Z');
-    gen(zv.bytes_mut(), o.seed, b'V');
-    // The peer's Send, DONE and FIN, posted before start-up.
-    zcddp::post_recv(s, 1, &rdata, 0, sendsz as u32).map_err(e("post recv"))?;
-    zcddp::post_recv(s, 2, &rmsg, 0, MSG_LEN as u32).map_err(e("post recv"))?;
-    zcddp::post_recv(s, 3, &rmsg, MSG_LEN, MSG_LEN as u32).map_err(e("post recv"))?;
+    let mut rsg = Vec::new();
+    if o.sge > 1 {
+        for len in sge_lens(sendsz, o.sge) {
+            rsg.push(Mr::new(s, len.max(1), lw).map_err(e("reg recv element"))?);
+        }
+    }
+    let mut b = Bufs {
+        rsg,
+        rdata: Mr::new(s, sendsz, lw).map_err(e("reg recv data"))?,
+        rmsg: Mr::new(s, 2 * MSG_LEN, lw).map_err(e("reg recv msgs"))?,
+        smsg: Mr::new(s, MSG_LEN, 0).map_err(e("reg send msg"))?,
+        zr: Mr::new(s, size, rw).map_err(e("reg region"))?,
+        zl: Mr::new(s, size, lw).map_err(e("reg read target"))?,
+        zv: Mr::new(s, size, 0).map_err(e("reg write source"))?,
+        sdata: Mr::new(s, sendsz, 0).map_err(e("reg send data"))?,
+    };
+    // The first round's receives, posted before start-up.
+    b.post_recvs(s, sendsz)?;
     zcddp::start_as(s, initiator, o.flags)?;
     let info = zcddp::info(s).map_err(e("info"))?;
     println!(
         "zcddp-verbs: connected, rev={} crc={} ird={} ord={}, {size} bytes, seed {}",
         info.revision, info.crc as u8, info.ird, info.ord, o.seed
     );
+    let mut fin = Msg::default();
     let mut ok = true;
+    let mut rounds = 0;
+    while rounds < o.count && ok && fin.hash == 0 {
+        VERBOSE.store(rounds == 0, Relaxed);
+        fin = exchange(s, &mut b, o, rounds, initiator, &mut ok)?;
+        rounds += 1;
+    }
+    println!("zcddp-verbs: {rounds} rounds");
+    verdict(ok, fin)
+}
+
+/// Round `round` of the exchange, with the patterns of the seed plus
+/// `round`: the peer's FIN; `ok` cleared by a failed check here. When
+/// another round follows, its receives are posted before this side's
+/// DONE, after which the peer may start it at once.
+fn exchange(
+    s: &TcpStream,
+    b: &mut Bufs<'_>,
+    o: &Opts,
+    round: u64,
+    initiator: bool,
+    ok: &mut bool,
+) -> Result<Msg, String> {
+    let (seed, more) = (o.seed.wrapping_add(round), round + 1 < o.count);
+    let size = o.size;
+    let sendsz = size.min(SEND_MAX);
+    gen(b.sdata.bytes_mut(), seed, b'T');
+    gen(b.zr.bytes_mut(), seed, b'Z');
+    gen(b.zv.bytes_mut(), seed, b'V');
     let recv = |what: &'static str| zcddp::wait_for(s, zcddp::WC_RECV, wait_ms()).map_err(e(what));
 
     // The data Sends, the MPA initiator's first: the peer's into the
@@ -215,77 +333,81 @@ fn run(s: &TcpStream, o: &Opts, initiator: bool) -> Result<(), String> {
     for first in [true, false] {
         if first != initiator {
             let c = recv("receive the data Send")?;
-            ok &= check(
+            *ok &= check(
                 &format!("Send from siw ({} bytes) received", c.byte_len),
-                fnv(rdata.bytes().get(..c.byte_len as usize).unwrap_or(&[])),
-                pattern_hash(sendsz, o.seed, b'S'),
+                fnv(&b.received(c.byte_len as usize)),
+                pattern_hash(sendsz, seed, b'S'),
             );
         } else {
-            zcddp::post_send_msg(s, &sdata, sendsz as u32).map_err(e("post send data"))?;
+            zcddp::post_send_msg(s, &b.sdata, sendsz as u32).map_err(e("post send data"))?;
         }
     }
 
     // Our region, for the peer's RDMA Read and RDMA Write.
     Msg {
         ty: T_ADV,
-        rkey: zr.stag(),
-        addr: zr.addr(),
+        rkey: b.zr.stag(),
+        addr: b.zr.addr(),
         len: size as u64,
-        hash: fnv(zr.bytes()),
+        hash: fnv(b.zr.bytes()),
     }
-    .put(smsg.bytes_mut());
-    zcddp::post_send_msg(s, &smsg, MSG_LEN as u32).map_err(e("post send ADV"))?;
+    .put(b.smsg.bytes_mut());
+    zcddp::post_send_msg(s, &b.smsg, MSG_LEN as u32).map_err(e("post send ADV"))?;
     recv("receive DONE")?;
-    let done = Msg::get(rmsg.bytes());
+    let done = Msg::get(b.rmsg.bytes());
     if done.ty != T_DONE_C || done.len != size as u64 {
         return Err(format!("bad DONE: {done:?}"));
     }
-    ok &= check(
+    *ok &= check(
         "siw's RDMA Write into zcddp's region",
-        fnv(zr.bytes()),
-        pattern_hash(size, o.seed, b'W'),
+        fnv(b.zr.bytes()),
+        pattern_hash(size, seed, b'W'),
     );
-    ok &= check("  its hash as siw sent it", fnv(zr.bytes()), done.hash);
+    *ok &= check("  its hash as siw sent it", fnv(b.zr.bytes()), done.hash);
+    if more && *ok {
+        // The peer's FIN of this round stays first in line.
+        b.post_recvs(s, sendsz)?;
+    }
 
     // The reverse: RDMA Read of the peer's region, RDMA Write into it.
     let mut wr = SendWr {
         wr_id: 10,
         opcode: zcddp::WR_READ,
         flags: zcddp::SEND_SIGNALED,
-        addr: zl.addr(),
+        addr: b.zl.addr(),
         len: size as u32,
-        lkey: zl.stag(),
+        lkey: b.zl.stag(),
         raddr: done.addr,
         rkey: done.rkey,
         ..SendWr::default()
     };
     zcddp::post_send(s, &wr).map_err(e("post RDMA Read"))?;
     zcddp::wait_for(s, zcddp::WR_READ, wait_ms()).map_err(e("RDMA Read"))?;
-    ok &= check(
+    *ok &= check(
         "RDMA Read of siw's region",
-        fnv(zl.bytes()),
-        pattern_hash(size, o.seed, b'C'),
+        fnv(b.zl.bytes()),
+        pattern_hash(size, seed, b'C'),
     );
     wr.wr_id = 11;
     wr.opcode = zcddp::WR_WRITE;
-    wr.addr = zv.addr();
-    wr.lkey = zv.stag();
+    wr.addr = b.zv.addr();
+    wr.lkey = b.zv.stag();
     zcddp::post_send(s, &wr).map_err(e("post RDMA Write"))?;
     zcddp::wait_for(s, zcddp::WR_WRITE, wait_ms()).map_err(e("RDMA Write"))?;
     Msg {
         ty: T_DONE_Z,
-        hash: fnv(zv.bytes()),
+        hash: fnv(b.zv.bytes()),
         ..Msg::default()
     }
-    .put(smsg.bytes_mut());
-    zcddp::post_send_msg(s, &smsg, MSG_LEN as u32).map_err(e("post send DONE"))?;
+    .put(b.smsg.bytes_mut());
+    zcddp::post_send_msg(s, &b.smsg, MSG_LEN as u32).map_err(e("post send DONE"))?;
 
     recv("receive FIN")?;
-    let fin = Msg::get(rmsg.bytes().get(MSG_LEN..).unwrap_or(&[0; MSG_LEN]));
+    let fin = Msg::get(b.rmsg.bytes().get(MSG_LEN..).unwrap_or(&[0; MSG_LEN]));
     if fin.ty != T_FIN {
         return Err(format!("bad FIN: {fin:?}"));
     }
-    verdict(ok, fin)
+    Ok(fin)
 }
 
 /// The end of a run: siw's verdict (its FIN) printed, `Ok` only when it
