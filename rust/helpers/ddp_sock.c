@@ -181,6 +181,46 @@ bool zcnet_helper_ddp_established(const struct sock *sk)
 	return sk->sk_protocol == IPPROTO_TCP && sk->sk_state == TCP_ESTABLISHED;
 }
 
+/* sk's peer address, for %pISpc. */
+static void zcnet_ddp_peer(const struct sock *sk, struct sockaddr_storage *peer)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	if (sk->sk_family == AF_INET6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)peer;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_addr = sk->sk_v6_daddr;
+		a->sin6_port = inet_sk(sk)->inet_dport;
+	} else
+#endif
+	{
+		struct sockaddr_in *a = (struct sockaddr_in *)peer;
+
+		a->sin_family = AF_INET;
+		a->sin_addr.s_addr = inet_sk(sk)->inet_daddr;
+		a->sin_port = inet_sk(sk)->inet_dport;
+	}
+}
+
+void zcnet_helper_ddp_log_term(const struct sock *sk, u8 layer, u8 etype, u8 ecode, u32 pos)
+{
+	struct sockaddr_storage peer = {};
+
+	zcnet_ddp_peer(sk, &peer);
+	pr_info_ratelimited("zcddp: terminating the connection with %pISpc: layer %u type %u code %u (received stream at byte %u)\n",
+			    &peer, layer, etype, ecode, pos);
+}
+
+void zcnet_helper_ddp_log_crc(const struct sock *sk, u32 pos, u32 len, u32 got, u32 want,
+			      const u8 *head, size_t head_len)
+{
+	struct sockaddr_storage peer = {};
+
+	zcnet_ddp_peer(sk, &peer);
+	pr_info_ratelimited("zcddp: CRC of the FPDU from %pISpc at stream byte %u (%u bytes) is %08x, it carries %08x; it begins %*ph\n",
+			    &peer, pos, len, got, want, (int)min_t(size_t, head_len, 32), head);
+}
+
 void zcnet_helper_ddp_nodelay(struct sock *sk)
 {
 	/* What tcp_sock_set_nodelay() does, with the lock already held; the

@@ -39,6 +39,15 @@ unsigned int zcnet_helper_ddp_mss(struct sock *sk);
 bool zcnet_helper_ddp_established(const struct sock *sk);
 /* TCP_NODELAY on sk (locked), as siw sets it: FPDUs go out at once. */
 void zcnet_helper_ddp_nodelay(struct sock *sk);
+/* Logs (rate-limited) that zcddp terminates sk's connection: the peer,
+ * the Terminate's layer, type and code, and how far the received stream
+ * was parsed then (bytes after start-up). */
+void zcnet_helper_ddp_log_term(const struct sock *sk, u8 layer, u8 etype, u8 ecode, u32 pos);
+/* Logs (rate-limited) an FPDU of len bytes at stream byte pos whose CRC
+ * over TCP's queue is not the one it carries (want), with its first
+ * head_len bytes (at most 32). */
+void zcnet_helper_ddp_log_crc(const struct sock *sk, u32 pos, u32 len, u32 got, u32 want,
+			      const u8 *head, size_t head_len);
 /* msecs_to_jiffies(ms) */
 long zcnet_helper_ddp_ms_to_jiffies(unsigned int ms);
 

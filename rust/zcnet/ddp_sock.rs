@@ -83,6 +83,34 @@ impl Locked<'_> {
         unsafe { ext::zcnet_helper_ddp_nodelay(self.as_raw()) }
     }
 
+    /// Logs (rate-limited) that the connection is terminated with a
+    /// Terminate of this layer, type and code, the received stream parsed
+    /// up to byte `pos` (counted after start-up).
+    pub fn log_term(&self, layer: u8, etype: u8, ecode: u8, pos: u32) {
+        // SAFETY: By the type invariant the socket is locked; the helper
+        // only reads its addresses.
+        unsafe { ext::zcnet_helper_ddp_log_term(self.as_raw(), layer, etype, ecode, pos) }
+    }
+
+    /// Logs (rate-limited) an FPDU of `len` bytes at stream byte `pos`
+    /// whose CRC over TCP's queue is `got` where it carries `want`, with
+    /// its first bytes `head` (up to 32 shown).
+    pub fn log_crc(&self, pos: u32, len: u32, got: u32, want: u32, head: &[u8]) {
+        // SAFETY: By the type invariant the socket is locked; `head` is
+        // valid for its length, which the helper reads at most.
+        unsafe {
+            ext::zcnet_helper_ddp_log_crc(
+                self.as_raw(),
+                pos,
+                len,
+                got,
+                want,
+                head.as_ptr(),
+                head.len(),
+            )
+        }
+    }
+
     /// The MSS TCP sends with now.
     pub fn mss(&self) -> u32 {
         // SAFETY: By the type invariant the socket is locked.

@@ -158,6 +158,12 @@ impl Qp {
         if self.rx.crc {
             match sk.queue_crc32c(0, total - mpa::CRC_LEN) {
                 Ok(Some(c)) if c == crc32c::from_wire(field) => {}
+                Ok(Some(c)) => {
+                    // The staging path sees the same bytes and terminates
+                    // (a corrupted FPDU, or a stream read out of step).
+                    sk.log_crc(start, total as u32, c, crc32c::from_wire(field), &h);
+                    return self.stage(s::RX_STAGED_FRAMING, total);
+                }
                 // The staging path finds the error and terminates.
                 _ => return self.stage(s::RX_STAGED_FRAMING, total),
             }

@@ -423,6 +423,15 @@ def stall(addr, port):
             # second connection; then read everything until it closes.
             c, _ = l.accept()
             c.recv(1)
+            # A receive buffer large enough for a window of several
+            # segments once drained. With the listener's 8 KiB, the
+            # receive window could stay below one MSS while draining
+            # (probably as skbs of zero-copy pages copied on delivery cost
+            # a page of truesize each, which keeps rcv_ssthresh from
+            # growing): the sender then moved only a window probe per RTO (seen
+            # 2026-11-26: snd_wnd 1280, mss 1448, persist timer, 2 posts
+            # in 24 s; the failure of CI at stop 22).
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
             while s.recv(1 << 16):
                 pass
             c.close()
