@@ -40,6 +40,7 @@ bytes are the standard's. Prints one line about what it saw ("rtr ok",
 "reply rev=2 flags=0x40 ..."), exit status 0 unless the peer's bytes were
 not what the mode expects.
 """
+import os
 import socket
 import subprocess
 import struct
@@ -242,18 +243,20 @@ def data(s, mode, path):
                         "reorder", "100%", "gap", "2"], check=True)
 
     # hole-*: one FPDU held, nothing after it in order. netem on our egress
-    # holds the first FPDU 500 ms; then, its delay changed to none, the
+    # holds the first FPDU HOLE_MS (500 by default); then, its delay changed to none, the
     # FPDUs after it leave at once (netem sends by time to send): they wait
     # in b's out-of-order queue with no in-order byte arriving until TCP
     # retransmits the first (zcddp.sh turns off RACK, tail loss probes and
-    # early retransmission in a, so that takes an RTO, 200 ms or more).
+    # early retransmission in a and raises the route's minimum RTO, so that
+    # takes an RTO).
     # Only the netfilter hook's kick can get them placed before that.
     hole = m.startswith("hole-")
     if hole:
         m = m[5:]
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        subprocess.run(["tc", "qdisc", "replace", "dev", "va", "root", "netem", "delay", "500ms"],
-                       check=True)
+        hold = os.environ.get("HOLE_MS", "500")
+        subprocess.run(["tc", "qdisc", "replace", "dev", "va", "root", "netem", "delay",
+                        hold + "ms"], check=True)
 
     def send(u):
         nonlocal pos
