@@ -14,6 +14,7 @@
 # 1000 each way, CRC on and off (Documentation/networking/zcddp.rst).
 . "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
 . "$ZCNET_ROOT/tools/testing/zcnet/bench-lib.sh"
+. "$ZCNET_ROOT/tools/testing/zcnet/siw-lib.sh"
 . "$ZCNET_ROOT/scripts/topology.sh"
 PORT=7300
 modprobe -a siw rdma_ucm || { t_skip "siw interop" "no siw in this kernel"; t_done; exit; }
@@ -25,25 +26,9 @@ for run in "$@"; do
   IFS=, read -r dir size count zargs <<< "$run"
   zargs=${zargs//+/ }
   PORT=$((PORT + 1)) t=$SECONDS
-  if [ "$dir" = c ]; then
-    # shellcheck disable=SC2086 # zcddp-verbs's words
-    ip netns exec b timeout 3000 zcddp-verbs -s -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" -r 11 $zargs > /tmp/vz 2>&1 &
-    pb=$!
-    listening b $PORT
-    ip netns exec a timeout 3000 siw_verbs -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" -r 11 > /tmp/vs 2>&1
-    rv=$?
-    wait $pb
-    rz=$?
-  else
-    ip netns exec b timeout 3000 siw_verbs -s -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" -r 11 > /tmp/vs 2>&1 &
-    pb=$!
-    listening b $PORT
-    # shellcheck disable=SC2086
-    ip netns exec a timeout 3000 zcddp-verbs -c -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" -r 11 $zargs > /tmp/vz 2>&1
-    rz=$?
-    wait $pb
-    rv=$?
-  fi
+  # shellcheck disable=SC2086 # zcddp-verbs's words
+  sv_run "$dir" "$size" "$count" 3000 $zargs
+  rv=$RV rz=$RZ
   [ "$rv $rz" = "0 0" ] || sed 's/^/# /' /tmp/vs /tmp/vz | tail -n 20
   t_expect "siw_verbs -$dir, $size B x $count${zargs:+, $zargs}: every round checked on both sides ($((SECONDS - t)) s)" \
     "0 0 $count $count 0" \

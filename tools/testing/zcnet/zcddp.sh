@@ -60,6 +60,7 @@
 #     of a reset connection, then freed: no kernel report; zctx=0 copies
 . "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
 . "$ZCNET_ROOT/scripts/topology.sh"
+. "$ZCNET_ROOT/tools/testing/zcnet/siw-lib.sh"
 PEER="$ZCNET_ROOT/tools/testing/zcnet/zcddp_peer.py"
 PORT=7174
 # TS: the scale of the programs' outer time-outs (their bound, never a
@@ -517,23 +518,9 @@ sverbs() {
   local name=$1 dir=$2 size=$3 crc=${4:-} n=${5:-1} rz rv t=$SECONDS d0
   siw_lockdep "$name" && { t_skip "  every check made on both sides" "see above"; return; }
   d0=$(procv "$([ "$dir" = c ] && echo b || echo a)" ZcddpRxBytesDirect)
-  if [ "$dir" = c ]; then
-    ip netns exec b timeout $((60 * TS)) zcddp-verbs -s -a "$ZC_IP_B" -p $PORT -S "$size" -C $n -r 11 --wait $((20000 * TS)) $crc > /tmp/vz 2>&1 &
-    local pb=$!
-    listening b $PORT
-    ip netns exec a timeout $((60 * TS)) siw_verbs -a "$ZC_IP_B" -p $PORT -S "$size" -C $n -r 11 > /tmp/vs 2>&1
-    rv=$?
-    wait $pb
-    rz=$?
-  else
-    ip netns exec b timeout $((60 * TS)) siw_verbs -s -a "$ZC_IP_B" -p $PORT -S "$size" -C $n -r 11 > /tmp/vs 2>&1 &
-    local pb=$!
-    listening b $PORT
-    ip netns exec a timeout $((60 * TS)) zcddp-verbs -c -a "$ZC_IP_B" -p $PORT -S "$size" -C $n -r 11 --wait $((20000 * TS)) $crc > /tmp/vz 2>&1
-    rz=$?
-    wait $pb
-    rv=$?
-  fi
+  # shellcheck disable=SC2086 # zcddp-verbs's words
+  sv_run "$dir" "$size" "$n" $((60 * TS)) --wait $((20000 * TS)) $crc
+  rv=$RV rz=$RZ
   sed 's/^/# /' /tmp/vs /tmp/vz
   local zns=b
   [ "$dir" = c ] || zns=a
