@@ -5,16 +5,12 @@
 
 use crate::qp::{Qp, Setup};
 use crate::stat::{self, s};
-use crate::zcnet::ulp::{Locked, Msg, TcpSock, Ulp};
+use crate::zcnet::trylock::{TryGuard, TryLock};
+use crate::zcnet::ulp::{Locked, Msg, RxLocked, TcpSock, Ulp};
 use crate::{errno, uapi};
 use kernel::{
-    new_mutex,
     prelude::*,
-    sync::{
-        atomic::{Atomic, Relaxed},
-        lock::{mutex::MutexBackend, Guard},
-        Mutex,
-    },
+    sync::atomic::{Atomic, Relaxed},
 };
 
 /// The negotiated parameters, as `struct zcddp_info` reports them.
@@ -76,7 +72,7 @@ pub(crate) struct Ctx {
     /// The positive errno of a failed start-up.
     error: Atomic<i32>,
     /// The data path, from start-up on.
-    pub(crate) qp: Pin<KBox<Mutex<Qp>>>,
+    pub(crate) qp: KBox<TryLock<Qp>>,
     /// The work item found the data path busy (or start-up just ended):
     /// whoever lets it go schedules the work item again.
     kick: Atomic<u32>,
@@ -95,9 +91,9 @@ pub(crate) struct Ctx {
 /// which wakes poll/epoll and the completion wait, and schedules the work
 /// item when it found the data path busy meanwhile.
 pub(crate) struct QpGuard<'a, 'b> {
-    g: Guard<'a, Qp, MutexBackend>,
+    g: TryGuard<'a, Qp>,
     ctx: &'a Ctx,
-    sk: &'a Locked<'b>,
+    sk: &'a RxLocked<'b>,
 }
 
 impl core::ops::Deref for QpGuard<'_, '_> {
@@ -133,7 +129,7 @@ impl Ctx {
             state: Atomic::new(uapi::STATE_IDLE),
             info: Atomic::new(0),
             error: Atomic::new(0),
-            qp: KBox::pin_init(new_mutex!(Qp::new()), GFP_KERNEL)?,
+            qp: KBox::new(TryLock::new(Qp::new()), GFP_KERNEL)?,
             kick: Atomic::new(0),
             waiting: Atomic::new(0),
             sq_depth: Atomic::new(uapi::SQ_DEPTH as u32),
@@ -160,7 +156,7 @@ impl Ctx {
         let ooo = self.ooo.load(Relaxed) != 0;
         // Zero-copy transmit: the socket sends with MSG_ZEROCOPY and its
         // work item drains the notifications.
-        let zctx = crate::zctx_default() && sk.zerocopy_on();
+        let zctx = (crate::zctx_default() && sk.zerocopy_on()).then(crate::zctx_always);
         qp.start(setup, self.sq_depth.load(Relaxed) as usize, ooo, zctx)?;
         // Segments ahead of a hole kick the work item (CRC only).
         sk.set_ofo_kick(qp.set_ooo(ooo));
@@ -176,14 +172,15 @@ impl Ctx {
 
     /// The data path's state, if no other thread is inside it.
     ///
-    /// Always taken with the socket locked, and never waited for (waiting
+    /// Always taken with the socket locked (or, in softirq, its spinlock
+    /// held with no owner: [`RxLocked`]), and never waited for (waiting
     /// for it with the socket locked could deadlock against a holder that
     /// released the socket lock, as lockdep showed when posts waited for
     /// send space). Nothing holds it across a release of the socket lock
     /// any more -- posts queue instead of waiting, the completion wait lets
     /// it go before it sleeps -- so in practice the try succeeds; `EAGAIN`
     /// stays the answer should it not.
-    pub(crate) fn qp<'a, 'b>(&'a self, sk: &'a Locked<'b>) -> Option<QpGuard<'a, 'b>> {
+    pub(crate) fn qp<'a, 'b>(&'a self, sk: &'a RxLocked<'b>) -> Option<QpGuard<'a, 'b>> {
         Some(QpGuard {
             g: self.qp.try_lock()?,
             ctx: self,
@@ -346,7 +343,7 @@ impl Ulp for ZcDdp {
     type Ctx = Ctx;
     const LISTING: Option<(&'static CStr, &'static CStr)> = Some((
         c"zcddp_conns",
-        c"# local remote role rev crc markers(tx/rx) ird ord state error sq(fill/depth) rq cq irq\n# \tmr stag addr len access(l: local write, w: remote write, r: remote read) pages\n",
+        c"# local remote role rev crc markers(tx/rx) ird ord state error sq(fill/depth) rq cq irq zctx(on, stopped: the kernel copied what was lent, off)\n# \tmr stag addr len access(l: local write, w: remote write, r: remote read) pages\n",
     ));
 
     fn init(sk: &TcpSock) -> Result<Ctx> {
@@ -390,6 +387,27 @@ impl Ulp for ZcDdp {
 
     fn work(sk: &Locked<'_>, ctx: &Ctx) {
         ctx.progress(sk);
+    }
+
+    fn rx_bh(sk: &RxLocked<'_>, ctx: &Ctx) -> bool {
+        // In RDMA mode only: start-up reads the stream itself.
+        if ctx.state.load(Relaxed) != uapi::STATE_RTS || !crate::rx_bh_on() {
+            return false;
+        }
+        let Some(mut qp) = ctx.qp(sk) else {
+            return false;
+        };
+        match qp.pump_bh(sk) {
+            Some(completed) => {
+                // Waiters wake for completions only (letting the data path
+                // go wakes them, `QpGuard`): the bytes are taken.
+                if completed {
+                    ctx.wake_me();
+                }
+                true
+            }
+            None => false,
+        }
     }
 
     fn describe(sk: &Locked<'_>, ctx: &Ctx, out: &mut [u8]) -> usize {

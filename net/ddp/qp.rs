@@ -35,7 +35,7 @@ use crate::wire::{
 };
 use crate::zcnet::ddp_mem::Mr;
 use crate::zcnet::netstat::NetRef;
-use crate::zcnet::ulp::Locked;
+use crate::zcnet::ulp::{Locked, RxLocked};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -62,6 +62,11 @@ const OP_READ_RESP: u32 = u32::MAX;
 /// The least payload of an FPDU sent by reference (zero-copy transmit):
 /// below it the copy is cheaper than the notification.
 const ZC_MIN: usize = 1024;
+/// Notifications in a row that say the kernel copied the lent pages
+/// (`SO_EE_CODE_ZEROCOPY_COPIED`: a local receiver, a device without
+/// scatter-gather) after which a connection stops lending: on that path
+/// lending costs the notification and the pinning on top of the copy.
+const ZC_COPIED_STOP: u8 = 2;
 
 /// A work request on the send queue, or a Read Response on the inbound
 /// Read queue.
@@ -284,6 +289,13 @@ pub(crate) struct Qp {
     /// Zero-copy transmit: on (the parameter `zctx`, the socket's
     /// `MSG_ZEROCOPY` set up), the notification ids in flight.
     zctx: Option<KBox<ZcIds>>,
+    /// Notifications in a row marked copied by the kernel; at
+    /// [`ZC_COPIED_STOP`] the connection lends no more, unless
+    /// `zc_always` (`zctx=2`).
+    zc_copied_run: u8,
+    zc_always: bool,
+    /// FPDUs the in-order path received (for the softirq path's count).
+    rx_fpdus: u32,
     /// The FPDU in `txbuf` lends its payload: `txbuf[..zc_at]` (MPA and
     /// DDP/RDMAP headers) goes first, then the payload by reference, then
     /// `txbuf[zc_at..tx_len]` (pad and CRC).
@@ -350,6 +362,9 @@ impl Qp {
             ooo: None,
             skip_copy: false,
             zctx: None,
+            zc_copied_run: 0,
+            zc_always: false,
+            rx_fpdus: 0,
             zc: None,
             zc_at: 0,
             held: KVec::new(),
@@ -362,8 +377,15 @@ impl Qp {
     /// Start-up done: RDMA mode, with a send queue `sq_depth` deep;
     /// out-of-order placement `ooo` (with CRC only).
     /// `zctx`: payload goes to TCP by reference (the socket sends with
-    /// `MSG_ZEROCOPY`).
-    pub(crate) fn start(&mut self, s: &Setup, sq_depth: usize, ooo: bool, zctx: bool) -> Result {
+    /// `MSG_ZEROCOPY`), `Some(true)` even after the kernel reports that it
+    /// copied what was lent.
+    pub(crate) fn start(
+        &mut self,
+        s: &Setup,
+        sq_depth: usize,
+        ooo: bool,
+        zctx: Option<bool>,
+    ) -> Result {
         self.fbuf = KVVec::from_elem(0u8, mpa::fpdu_len(mpa::MAX_ULPDU_LEN), GFP_KERNEL)?;
         self.stage = KVVec::from_elem(0u8, STAGE, GFP_KERNEL)?;
         self.ulpdu = KVVec::from_elem(0u8, ULPDU_BUF, GFP_KERNEL)?;
@@ -373,8 +395,9 @@ impl Qp {
         self.rq.reserve(uapi::RQ_DEPTH, GFP_KERNEL)?;
         self.cq.reserve(uapi::CQ_DEPTH, GFP_KERNEL)?;
         self.held.reserve(uapi::CQ_DEPTH, GFP_KERNEL)?;
-        if zctx {
+        if let Some(always) = zctx {
             self.zctx = Some(KBox::new(ZcIds::new(), GFP_KERNEL)?);
+            self.zc_always = always;
         }
         self.orq.reserve(usize::from(s.ord), GFP_KERNEL)?;
         self.parser = Some(FpduParser::new(s.rx, s.rx_pos).map_err(|_| EINVAL)?);
@@ -616,9 +639,14 @@ impl Qp {
         } else {
             sq_depth as usize
         };
+        let zctx = match &self.zctx {
+            None => "off",
+            Some(_) if self.zc_copied_run >= ZC_COPIED_STOP => "stopped",
+            Some(_) => "on",
+        };
         let _ = writeln!(
             out,
-            " error={} sq={}/{} rq={}/{} cq={}/{} irq={}/{}",
+            " error={} sq={}/{} rq={}/{} cq={}/{} irq={}/{} zctx={zctx}",
             -self.error,
             self.sq.len(),
             depth,
@@ -801,13 +829,24 @@ impl Qp {
 
     /// Takes the kernel's `MSG_ZEROCOPY` notifications off the socket's
     /// error queue and delivers the completions they held back.
-    fn reap(&mut self, sk: &Locked<'_>) {
+    fn reap(&mut self, sk: &RxLocked<'_>) {
         let Some(ids) = self.zctx.as_mut() else {
             return;
         };
         while let Some(n) = sk.zc_reap() {
             let bytes = ids.complete(n.lo, n.hi);
             stat::add(sk.net(), s::TX_ZC_NOTIFICATIONS, 1);
+            if self.zc_always || self.zc_copied_run >= ZC_COPIED_STOP {
+                // Lending regardless, or stopped (the notifications of
+                // what was lent before).
+            } else if n.copied {
+                self.zc_copied_run += 1;
+                if self.zc_copied_run == ZC_COPIED_STOP {
+                    stat::add(sk.net(), s::TX_ZC_STOPPED, 1);
+                }
+            } else {
+                self.zc_copied_run = 0;
+            }
             if n.copied {
                 stat::add(sk.net(), s::TX_ZC_COPIED_BY_KERNEL, bytes as i64);
             }
@@ -851,6 +890,7 @@ impl Qp {
         // lent ones before them at once.
         let last = w.done + payload as u32 >= w.len;
         let lend = self.zctx.is_some()
+            && self.zc_copied_run < ZC_COPIED_STOP
             && !self.tx.markers
             && w.op != uapi::WR_READ
             && payload >= ZC_MIN
@@ -1069,7 +1109,7 @@ impl Qp {
 
     /// The connection failed with `err` (negative): everything posted is
     /// flushed.
-    pub(crate) fn fail(&mut self, sk: &Locked<'_>, err: i32) {
+    pub(crate) fn fail(&mut self, sk: &RxLocked<'_>, err: i32) {
         // Pages the kernel is done with (a reset purges TCP's queues and
         // frees their skbs): those completions succeed first.
         if self.error == 0 {
@@ -1141,7 +1181,7 @@ impl Qp {
     }
 
     /// Sends a Terminate for the faulting segment `ulpdu` and fails.
-    fn terminate(&mut self, sk: &Locked<'_>, code: TermCode, ulpdu: Option<&[u8]>) {
+    fn terminate(&mut self, sk: &RxLocked<'_>, code: TermCode, ulpdu: Option<&[u8]>) {
         if self.error != 0 {
             return;
         }
@@ -1174,6 +1214,44 @@ impl Qp {
             return;
         }
         self.reap(sk);
+        self.pump_rx(sk);
+        self.ooo_walk(sk);
+        self.flush(sk);
+        self.reap(sk);
+    }
+
+    /// Data arrived, in softirq ([`RxLocked`]): the in-order receive path
+    /// takes what TCP queued now, placing and completing as the work item
+    /// would, without its wake-up. `Some` when nothing is left for the
+    /// work item (no FPDU to send -- a Read Response owed, a Terminate,
+    /// work posted and waiting for a Read's credit --, no error to report,
+    /// nothing out of order to scan), saying whether completions came.
+    pub(crate) fn pump_bh(&mut self, sk: &RxLocked<'_>) -> Option<bool> {
+        if !self.live || self.error != 0 {
+            return None;
+        }
+        let (n, c) = (self.rx_fpdus, self.cq.len());
+        self.pump_rx(sk);
+        stat::add(
+            sk.net(),
+            s::RX_FPDUS_SOFTIRQ,
+            i64::from(self.rx_fpdus.wrapping_sub(n)),
+        );
+        let idle = self.error == 0
+            && self.term.is_none()
+            && self.tx_off >= self.tx_len
+            && self.sq.len() == 0
+            && self.irq.len() == 0
+            // Segments held out of order: the walk runs in the work item.
+            && self.ooo.as_ref().is_none_or(|o| !o.on || !sk.ofo_queued());
+        idle.then_some(self.cq.len() > c)
+    }
+
+    /// The in-order receive path: FPDUs placed from TCP's queue where they
+    /// can be ([`Qp::direct_step`]), the others staged and parsed, each
+    /// acted on in order. Atomic context allowed: it neither sleeps nor
+    /// sends (a Terminate or a Read Response waits for `flush`).
+    fn pump_rx(&mut self, sk: &RxLocked<'_>) {
         if let (Some(o), Some(p)) = (self.ooo.as_mut(), self.parser.as_ref()) {
             o.sync(sk.rcv_seqs().0, p.position());
         }
@@ -1205,6 +1283,7 @@ impl Qp {
                         data = data.get(used..).unwrap_or(&[]);
                         if let Some(f) = f {
                             stat::add(sk.net(), s::FPDUS_RECEIVED, 1);
+                            self.rx_fpdus = self.rx_fpdus.wrapping_add(1);
                             let rx = self.rx.markers;
                             let io = self
                                 .ooo
@@ -1231,13 +1310,10 @@ impl Qp {
         }
         self.stage = stage;
         self.fbuf = fbuf;
-        self.ooo_walk(sk);
-        self.flush(sk);
-        self.reap(sk);
     }
 
     /// One inbound segment.
-    fn segment(&mut self, sk: &Locked<'_>, ulpdu: &[u8]) {
+    fn segment(&mut self, sk: &RxLocked<'_>, ulpdu: &[u8]) {
         let seg = match Segment::parse(ulpdu) {
             Ok(s) => s,
             Err(e) => return self.terminate(sk, e.term_code(), Some(ulpdu)),
@@ -1297,7 +1373,7 @@ impl Qp {
     /// payload (`tagged`) placed out of order already is not copied again.
     fn place(
         &mut self,
-        sk: &Locked<'_>,
+        sk: &RxLocked<'_>,
         i: usize,
         off: u64,
         data: Payload<'_>,
@@ -1327,7 +1403,7 @@ impl Qp {
 
     fn place_write(
         &mut self,
-        sk: &Locked<'_>,
+        sk: &RxLocked<'_>,
         t: ddp::Tagged,
         data: Payload<'_>,
     ) -> Result<(), Fault> {
@@ -1341,7 +1417,7 @@ impl Qp {
 
     fn place_read_resp(
         &mut self,
-        sk: &Locked<'_>,
+        sk: &RxLocked<'_>,
         t: ddp::Tagged,
         data: Payload<'_>,
     ) -> Result<(), Fault> {
@@ -1392,7 +1468,7 @@ impl Qp {
 
     fn serve_read(
         &mut self,
-        _sk: &Locked<'_>,
+        _sk: &RxLocked<'_>,
         u: ddp::Untagged,
         seg: &Segment<'_>,
     ) -> Result<(), Fault> {
@@ -1433,7 +1509,7 @@ impl Qp {
 
     fn place_send(
         &mut self,
-        sk: &Locked<'_>,
+        sk: &RxLocked<'_>,
         op: Opcode,
         u: ddp::Untagged,
         seg: &Segment<'_>,

@@ -25,6 +25,7 @@ crate::zcnet::counters::counter_table! {
     RTR_RECEIVED = c"ZcddpRtrReceived",
     FPDUS_SENT = c"ZcddpFpdusSent",
     FPDUS_RECEIVED = c"ZcddpFpdusReceived",
+    RX_FPDUS_SOFTIRQ = c"ZcddpRxFpdusSoftirq",
     CRC_ERRORS = c"ZcddpCrcErrors",
     MARKER_ERRORS = c"ZcddpMarkerErrors",
     BYTES_PLACED = c"ZcddpBytesPlaced",
@@ -44,6 +45,7 @@ crate::zcnet::counters::counter_table! {
     TX_ZC_THROTTLED = c"ZcddpTxZcThrottled",
     TX_ZC_NOTIFICATIONS = c"ZcddpTxZcNotifications",
     TX_ZC_COPIED_BY_KERNEL = c"ZcddpTxZcCopiedByKernel",
+    TX_ZC_STOPPED = c"ZcddpTxZcStopped",
     REGISTRATIONS = c"ZcddpRegistrations",
     PINNED_PAGES = c"ZcddpPinnedPages",
 }

@@ -26,6 +26,7 @@ mod zcnet {
     pub mod helpers;
     pub mod netstat;
     pub mod pageref;
+    pub mod trylock;
     pub mod ulp;
 }
 
@@ -60,7 +61,11 @@ module! {
         },
         zctx: u32 {
             default: 1,
-            description: "Zero-copy transmit on new connections (1, the default: payload of 1024 B or more, without markers, goes to TCP by reference with MSG_ZEROCOPY) or off (0: copied)",
+            description: "Zero-copy transmit on new connections (1, the default: payload of 1024 B or more, without markers, goes to TCP by reference with MSG_ZEROCOPY, until the kernel reports it copied what was lent), always (2: lend even then) or off (0: copied)",
+        },
+        rxbh: u32 {
+            default: 1,
+            description: "Receive in softirq as TCP queues the data (1, the default: FPDUs placed and receives completed at once), or only in the socket's work item (0)",
         },
         rxdirect: u32 {
             default: 1,
@@ -77,6 +82,17 @@ pub(crate) fn ooo_default() -> bool {
 /// Zero-copy transmit on new connections (the parameter `zctx`).
 pub(crate) fn zctx_default() -> bool {
     *module_parameters::zctx.value() != 0
+}
+
+/// Whether new connections lend even where the kernel reports that it
+/// copied what they lent (`zctx=2`; tests and measurements).
+pub(crate) fn zctx_always() -> bool {
+    *module_parameters::zctx.value() == 2
+}
+
+/// Receiving in softirq (the parameter `rxbh`).
+pub(crate) fn rx_bh_on() -> bool {
+    *module_parameters::rxbh.value() != 0
 }
 
 /// In-order direct placement on new connections (the parameter

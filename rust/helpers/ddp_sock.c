@@ -392,3 +392,8 @@ bool zcnet_helper_ddp_can_wait(const struct sock *sk, unsigned int missing)
 	       atomic_read(&sk->sk_rmem_alloc) < READ_ONCE(sk->sk_rcvbuf) / 2 &&
 	       missing <= tcp_receive_window(tp);
 }
+
+bool zcnet_helper_ddp_ofo_queued(const struct sock *sk)
+{
+	return !RB_EMPTY_ROOT(&tcp_sk(sk)->out_of_order_queue);
+}

@@ -110,4 +110,6 @@ unsigned int zcnet_helper_ddp_rcvbuf(const struct sock *sk);
  * stream.
  */
 bool zcnet_helper_ddp_can_wait(const struct sock *sk, unsigned int missing);
+/* Whether TCP holds segments out of order (sk locked or its spinlock held). */
+bool zcnet_helper_ddp_ofo_queued(const struct sock *sk);
 #endif

@@ -185,12 +185,29 @@ static void zcnet_ulp_work_queue(struct sock *sk, struct zcnet_ulp_work *w)
 		sock_put(sk);
 }
 
-/* sk_data_ready, in softirq (bh_lock_sock) or from the owner's backlog. */
+/*
+ * sk_data_ready, in softirq (bh_lock_sock, no owner) or from the owner's
+ * backlog (release_sock(), the owner still set). In softirq the ULP may take
+ * the bytes at once (cbs->rx_bh), as siw_qp_llp_data_ready() and the
+ * strparser do: no work item's wake-up between a segment and its placement.
+ * Close unhooks this under lock_sock(), which waits for the spinlock held
+ * here, so the ULP data is live.
+ */
 static void zcnet_ulp_data_ready(struct sock *sk)
 {
 	struct zcnet_ulp_work *w = zcnet_ulp_work_of(sk);
+	bool done = false;
 
 	if (!w)
+		return;
+	if (zcnet_ulp_cbs->rx_bh && !sock_owned_by_user_nocheck(sk) && !READ_ONCE(w->dead)) {
+		lockdep_assert_held(&sk->sk_lock.slock);
+		done = zcnet_ulp_cbs->rx_bh(sk, inet_csk(sk)->icsk_ulp_data);
+	}
+	/* Taken in softirq: the ULP woke the waiters if it has news for them
+	 * (a waiter woken for bytes already taken would only lock the socket
+	 * and send the next segments through the backlog). */
+	if (done)
 		return;
 	w->saved_data_ready(sk);
 	zcnet_ulp_work_queue(sk, w);

@@ -39,6 +39,14 @@ struct zcnet_tcp_ulp_cbs {
 	 */
 	void (*work)(struct sock *sk, void *ctx);
 	/*
+	 * Optional, with work: data arrived and TCP queued it, in softirq
+	 * with sk's spinlock held and no owner (tcp_v4_rcv()); the ULP may
+	 * take the bytes now (no sleeping, no sending). True when nothing is
+	 * left for work; false schedules it. Not called while sk has an owner
+	 * (the work item runs instead).
+	 */
+	bool (*rx_bh)(struct sock *sk, void *ctx);
+	/*
 	 * Optional, with work: the socket is being closed (sk locked, the work
 	 * item stopped and its hooks removed); the ULP lets go of what it
 	 * holds for the application (queued work, pinned memory) at once,

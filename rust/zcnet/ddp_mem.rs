@@ -8,7 +8,7 @@
 //! C header: [`rust/helpers/ddp_mem.h`](../helpers/ddp_mem.h)
 
 use super::ext;
-use super::ulp::Locked;
+use super::ulp::RxLocked;
 use core::ptr::NonNull;
 use kernel::{error::to_result, prelude::*};
 
@@ -118,13 +118,13 @@ impl Mr {
     }
 
     /// Copies `len` bytes of `sk`'s stream, at stream offset `qoff` of its
-    /// receive queue ([`Locked::peek`]), into the registration at `off`:
+    /// receive queue ([`RxLocked::peek`]), into the registration at `off`:
     /// the one copy of in-order direct placement. `EINVAL` outside the
     /// registration, `ENODATA` when fewer bytes are queued.
-    pub fn fill_from_queue(&self, off: u64, sk: &Locked<'_>, qoff: u32, len: usize) -> Result {
+    pub fn fill_from_queue(&self, off: u64, sk: &RxLocked<'_>, qoff: u32, len: usize) -> Result {
         // SAFETY: The registration is live (type invariant) and the helper
         // checks `off + len` against its length; the socket is locked
-        // (`Locked`'s invariant), which keeps its receive queue's head.
+        // (`RxLocked`'s invariant), which keeps its receive queue's head.
         to_result(unsafe {
             ext::zcnet_helper_ddp_mr_from_queue(self.0.as_ptr(), off, sk.as_raw(), qoff, len)
         })

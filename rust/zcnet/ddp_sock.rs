@@ -9,7 +9,7 @@
 
 use super::ddp_mem::Mr;
 use super::ext;
-use super::ulp::{Locked, TcpSock};
+use super::ulp::{Locked, RxLocked, TcpSock};
 use kernel::{error::to_result, prelude::*};
 
 /// Time left for an exchange, in jiffies; the waits use it up.
@@ -82,12 +82,17 @@ impl Locked<'_> {
         // SAFETY: By the type invariant the socket is locked.
         unsafe { ext::zcnet_helper_ddp_nodelay(self.as_raw()) }
     }
+}
 
+/// What also runs in softirq ([`RxLocked`]): the receive and error queues,
+/// TCP's sequence state, the log.
+impl RxLocked<'_> {
     /// Logs (rate-limited) that the connection is terminated with a
     /// Terminate of this layer, type and code, the received stream parsed
     /// up to byte `pos` (counted after start-up).
     pub fn log_term(&self, layer: u8, etype: u8, ecode: u8, pos: u32) {
-        // SAFETY: By the type invariant the socket is locked; the helper
+        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
+        // spinlock in softirq); the helper
         // only reads its addresses.
         unsafe { ext::zcnet_helper_ddp_log_term(self.as_raw(), layer, etype, ecode, pos) }
     }
@@ -96,7 +101,8 @@ impl Locked<'_> {
     /// whose CRC over TCP's queue is `got` where it carries `want`, with
     /// its first bytes `head` (up to 32 shown).
     pub fn log_crc(&self, pos: u32, len: u32, got: u32, want: u32, head: &[u8]) {
-        // SAFETY: By the type invariant the socket is locked; `head` is
+        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
+        // spinlock in softirq); `head` is
         // valid for its length, which the helper reads at most.
         unsafe {
             ext::zcnet_helper_ddp_log_crc(
@@ -113,13 +119,15 @@ impl Locked<'_> {
 
     /// The MSS TCP sends with now.
     pub fn mss(&self) -> u32 {
-        // SAFETY: By the type invariant the socket is locked.
+        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
+        // spinlock in softirq).
         unsafe { ext::zcnet_helper_ddp_mss(self.as_raw()) }
     }
 
     /// Bytes queued for reading.
     pub fn inq(&self) -> u32 {
-        // SAFETY: By the type invariant the socket is locked.
+        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
+        // spinlock in softirq).
         unsafe { ext::zcnet_helper_ddp_inq(self.as_raw()) }
     }
 }
@@ -132,11 +140,12 @@ impl TcpSock {
     }
 }
 
-impl Locked<'_> {
+impl RxLocked<'_> {
     /// Copies what the stream has queued, up to `buf.len()` bytes, without
     /// waiting: the count (0 when nothing is queued).
     pub fn recv_avail(&self, buf: &mut [u8]) -> Result<usize> {
-        // SAFETY: By the type invariant the socket is locked; `buf` is
+        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
+        // spinlock in softirq); `buf` is
         // writable for its length.
         let r = unsafe {
             ext::zcnet_helper_ddp_recv_avail(self.as_raw(), buf.as_mut_ptr().cast(), buf.len())
@@ -144,7 +153,9 @@ impl Locked<'_> {
         to_result(r.min(0))?;
         Ok(r as usize)
     }
+}
 
+impl Locked<'_> {
     /// Waits (lock released) until the stream holds at least `need` bytes
     /// (more than one when the reader left an incomplete frame queued) or
     /// the socket is marked readable ([`Locked::set_readable`]) -- with
@@ -167,12 +178,13 @@ pub struct OfoPiece {
     pub end: u32,
 }
 
-impl Locked<'_> {
+impl RxLocked<'_> {
     /// TCP's `copied_seq` (the next byte the stream gives) and `rcv_nxt`
     /// (the next byte TCP expects).
     pub fn rcv_seqs(&self) -> (u32, u32) {
         let (mut copied, mut nxt) = (0u32, 0u32);
-        // SAFETY: By the type invariant the socket is locked; both pointers
+        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
+        // spinlock in softirq); both pointers
         // are writable.
         unsafe { ext::zcnet_helper_ddp_rcv_seqs(self.as_raw(), &mut copied, &mut nxt) };
         (copied, nxt)
@@ -184,7 +196,8 @@ impl Locked<'_> {
     /// first byte, when later) on. `None` when no such skb is queued.
     pub fn ofo_copy(&self, from: u32, buf: &mut [u8]) -> Result<Option<OfoPiece>> {
         let (mut seq, mut end) = (0u32, 0u32);
-        // SAFETY: By the type invariant the socket is locked (TCP changes
+        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
+        // spinlock in softirq) (TCP changes
         // its out-of-order queue only under that lock, or with the owner
         // absent); `buf` is writable for its length; `seq` and `end` are
         // writable.
@@ -210,7 +223,8 @@ impl Locked<'_> {
     /// for it ahead of `rcv_nxt` (`on`), or no longer; off by itself when
     /// the socket closes. Needs the module's [`super::ulp::OfoHook`].
     pub fn set_ofo_kick(&self, on: bool) {
-        // SAFETY: By the type invariant the socket is locked; its ULP data
+        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
+        // spinlock in softirq); its ULP data
         // is live in the ULP's callbacks.
         unsafe { ext::zcnet_helper_tcp_ulp_set_ofo_kick(self.as_raw(), on) }
     }
@@ -267,12 +281,15 @@ impl Locked<'_> {
         to_result(r.min(0))?;
         Ok((r as usize, used.then_some(id)))
     }
+}
 
+impl RxLocked<'_> {
     /// The next `MSG_ZEROCOPY` notification queued on the socket's error
     /// queue (other entries are dropped), if any.
     pub fn zc_reap(&self) -> Option<ZcNote> {
         let (mut lo, mut hi, mut copied) = (0u32, 0u32, false);
-        // SAFETY: By the type invariant the socket is locked (the error
+        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
+        // spinlock in softirq) (the error
         // queue has its own lock); the pointers are writable.
         let r =
             unsafe { ext::zcnet_helper_ddp_zc_reap(self.as_raw(), &mut lo, &mut hi, &mut copied) };
@@ -282,11 +299,12 @@ impl Locked<'_> {
 
 /// In-order direct placement reads TCP's receive queue in place: stream
 /// offsets below count from `copied_seq`, the next byte the stream gives.
-impl Locked<'_> {
+impl RxLocked<'_> {
     /// Copies the queued bytes at stream offset `off` into `buf`, leaving
     /// them queued: `false` when fewer are queued.
     pub fn peek(&self, off: u32, buf: &mut [u8]) -> Result<bool> {
-        // SAFETY: By the type invariant the socket is locked (TCP changes
+        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
+        // spinlock in softirq) (TCP changes
         // its receive queue's head only under that lock); `buf` is
         // writable for its length.
         let r = unsafe {
@@ -299,7 +317,8 @@ impl Locked<'_> {
     /// in place (`None` when fewer are queued).
     pub fn queue_crc32c(&self, off: u32, len: usize) -> Result<Option<u32>> {
         let mut crc = 0u32;
-        // SAFETY: By the type invariant the socket is locked; `crc` is
+        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
+        // spinlock in softirq); `crc` is
         // writable.
         let r = unsafe { ext::zcnet_helper_ddp_queue_crc32c(self.as_raw(), off, len, &mut crc) };
         Ok(no_data(r)?.then_some(crc))
@@ -308,7 +327,8 @@ impl Locked<'_> {
     /// Consumes `len` bytes of the stream without copying them (TCP's
     /// window opens as with a read): the bytes consumed.
     pub fn consume(&self, len: usize) -> Result<usize> {
-        // SAFETY: By the type invariant the socket is locked.
+        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
+        // spinlock in softirq).
         let r = unsafe { ext::zcnet_helper_ddp_consume(self.as_raw(), len) };
         to_result(r.min(0))?;
         Ok(r as usize)
@@ -320,6 +340,14 @@ impl Locked<'_> {
         unsafe { ext::zcnet_helper_ddp_rcvbuf(self.as_raw()) as usize }
     }
 
+    /// Whether TCP holds segments out of order (a hole before them).
+    pub fn ofo_queued(&self) -> bool {
+        // SAFETY: By the type invariant the socket's receive side is held
+        // (locked, or its spinlock in softirq); the helper reads its
+        // out-of-order queue's root.
+        unsafe { ext::zcnet_helper_ddp_ofo_queued(self.as_raw()) }
+    }
+
     /// Whether a reader may leave the queued bytes and wait for `missing`
     /// more: nothing is held out of order, receive memory is under half
     /// the buffer, and the window advertised lets the peer send them (TCP
@@ -327,7 +355,8 @@ impl Locked<'_> {
     /// memory for).
     pub fn can_wait(&self, missing: usize) -> bool {
         let m = u32::try_from(missing).unwrap_or(u32::MAX);
-        // SAFETY: By the type invariant the socket is locked; the helper
+        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
+        // spinlock in softirq); the helper
         // reads fields of it.
         unsafe { ext::zcnet_helper_ddp_can_wait(self.as_raw(), m) }
     }

@@ -291,7 +291,7 @@ impl TcpSock {
     }
 }
 
-impl Locked<'_> {
+impl RxLocked<'_> {
     /// Whether poll/epoll report the socket readable beyond TCP's own bytes
     /// (a ULP with [`Ulp::work`] only). Becoming readable wakes the
     /// socket's waiters: poll, epoll, and a thread waiting for data.
@@ -312,16 +312,6 @@ impl Locked<'_> {
         unsafe { ext::zcnet_helper_tcp_ulp_set_writable(self.as_raw(), writable) }
     }
 
-    /// From now on the socket is readable for poll/epoll only as
-    /// [`Locked::set_readable`] says (or on an error, shutdown or hang-up),
-    /// no longer for TCP's own queued bytes, which the ULP consumes itself
-    /// (a ULP with [`Ulp::work`] only).
-    pub fn own_readiness(&self) {
-        // SAFETY: By the type invariant the socket is locked; its ULP data
-        // is live in the ULP's callbacks.
-        unsafe { ext::zcnet_helper_tcp_ulp_own_readiness(self.as_raw()) }
-    }
-
     /// Wakes the socket's waiters (a ULP with [`Ulp::work`] only).
     pub fn wake(&self) {
         // SAFETY: By the type invariant the socket is locked; its ULP data
@@ -330,22 +320,59 @@ impl Locked<'_> {
     }
 }
 
-/// A socket its caller holds locked (`lock_sock`) for the borrow: what a
-/// ULP's option callbacks get, for calls that need the lock held
-/// (`rust/zcnet/ddp_sock.rs`).
+impl Locked<'_> {
+    /// From now on the socket is readable for poll/epoll only as
+    /// [`RxLocked::set_readable`] says (or on an error, shutdown or hang-up),
+    /// no longer for TCP's own queued bytes, which the ULP consumes itself
+    /// (a ULP with [`Ulp::work`] only).
+    pub fn own_readiness(&self) {
+        // SAFETY: By the type invariant the socket is locked; its ULP data
+        // is live in the ULP's callbacks.
+        unsafe { ext::zcnet_helper_tcp_ulp_own_readiness(self.as_raw()) }
+    }
+}
+
+/// A socket whose receive side its caller holds for the borrow: locked by
+/// the current thread (a [`Locked`], which derefs to this), or, in softirq
+/// as TCP queues data, under the socket's spinlock with no owner
+/// ([`Ulp::rx_bh`]). Either way TCP's receive and out-of-order queues hold
+/// still. What it offers runs in atomic context: reading and consuming the
+/// receive queue, the error queue, readiness and wake-ups; nothing that
+/// sleeps, sends or touches user memory (those are [`Locked`]'s).
+///
+/// # Invariants
+///
+/// While borrowed, either the socket is locked by the current thread (as
+/// [`Locked`]), or the current context runs with bottom halves off, holds
+/// the socket's spinlock and the socket has no owner.
+pub struct RxLocked<'a>(&'a TcpSock);
+
+impl core::ops::Deref for RxLocked<'_> {
+    type Target = TcpSock;
+
+    fn deref(&self) -> &TcpSock {
+        self.0
+    }
+}
+
+/// A socket its caller holds locked (`lock_sock`) for the borrow, in
+/// process context: what a ULP's option callbacks and its work item get,
+/// for calls that need the lock held and may sleep
+/// (`rust/zcnet/ddp_sock.rs`). It derefs to [`RxLocked`], for the calls
+/// that also run in softirq.
 ///
 /// # Invariants
 ///
 /// The socket is locked by the current thread while borrowed (the lock may
 /// be released and retaken inside a call that waits, as `sk_wait_data`
-/// does).
-pub struct Locked<'a>(&'a TcpSock);
+/// does), in process context.
+pub struct Locked<'a>(RxLocked<'a>);
 
-impl core::ops::Deref for Locked<'_> {
-    type Target = TcpSock;
+impl<'a> core::ops::Deref for Locked<'a> {
+    type Target = RxLocked<'a>;
 
-    fn deref(&self) -> &TcpSock {
-        self.0
+    fn deref(&self) -> &RxLocked<'a> {
+        &self.0
     }
 }
 
@@ -455,6 +482,17 @@ pub trait Ulp: Sync + 'static {
     /// Close stops it before the state goes.
     fn work(_sk: &Locked<'_>, _ctx: &Self::Ctx) {}
 
+    /// With [`Ulp::work`]: data arrived and TCP queued it, in softirq
+    /// (under the socket's spinlock, no owner: [`RxLocked`]; no sleeping).
+    /// The ULP may take the bytes now, as siw and the strparser do, instead
+    /// of a work item's run later: true when nothing is left for
+    /// [`Ulp::work`], false to schedule it. Where the socket has an owner
+    /// (its bytes then reach TCP from the owner's backlog) the work item
+    /// runs instead.
+    fn rx_bh(_sk: &RxLocked<'_>, _ctx: &Self::Ctx) -> bool {
+        false
+    }
+
     /// The socket is being closed (locked; with [`Ulp::work`] only, after
     /// the work item stopped): the ULP lets go of what it holds for the
     /// application (queued work, pinned memory) now rather than when TCP
@@ -519,6 +557,11 @@ impl<T: Ulp> Registration<T> {
         },
         work: if T::HAS_WORK {
             Some(Adapter::<T>::work_cb)
+        } else {
+            None
+        },
+        rx_bh: if T::HAS_WORK && T::HAS_RX_BH {
+            Some(Adapter::<T>::rx_bh_cb)
         } else {
             None
         },
@@ -806,7 +849,7 @@ impl<T: Ulp> Adapter<T> {
         // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
         match unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
             // INVARIANT: TCP's setsockopt path locked the socket for the call.
-            Some(h) => match T::setopt_locked(&Locked(s), &h.ctx, name, v) {
+            Some(h) => match T::setopt_locked(&Locked(RxLocked(s)), &h.ctx, name, v) {
                 Ok(()) => 0,
                 Err(e) => e.to_errno(),
             },
@@ -851,7 +894,24 @@ impl<T: Ulp> Adapter<T> {
         // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
         if let Some(h) = unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
             // INVARIANT: The work item locked the socket for the call.
-            T::work(&Locked(s), &h.ctx);
+            T::work(&Locked(RxLocked(s)), &h.ctx);
+        }
+    }
+
+    /// # Safety
+    ///
+    /// The socket's data_ready hook in softirq: a live socket whose
+    /// spinlock the caller holds with bottom halves off and no owner, and
+    /// its holder (live while the hook is installed).
+    unsafe extern "C" fn rx_bh_cb(sk: *mut bindings::sock, ctx: *mut ffi::c_void) -> bool {
+        // SAFETY: The socket is live for the call.
+        let s = unsafe { TcpSock::from_raw(sk) };
+        // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
+        match unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
+            // INVARIANT: The hook holds the socket's spinlock, no owner
+            // (`RxLocked`'s second case).
+            Some(h) => T::rx_bh(&RxLocked(s), &h.ctx),
+            None => false,
         }
     }
 
@@ -865,7 +925,7 @@ impl<T: Ulp> Adapter<T> {
         // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
         if let Some(h) = unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
             // INVARIANT: The close path locked the socket for the call.
-            T::close(&Locked(s), &h.ctx);
+            T::close(&Locked(RxLocked(s)), &h.ctx);
         }
     }
 
@@ -890,7 +950,9 @@ impl<T: Ulp> Adapter<T> {
         // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
         match unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
             // INVARIANT: The listing locked the socket for the call.
-            Some(h) => T::describe(&Locked(s), &h.ctx, out).min(len as usize) as ffi::c_int,
+            Some(h) => {
+                T::describe(&Locked(RxLocked(s)), &h.ctx, out).min(len as usize) as ffi::c_int
+            }
             None => 0,
         }
     }

@@ -28,7 +28,7 @@ use crate::wire::{
     mpa,
     rdmap::{Opcode, Segment},
 };
-use crate::zcnet::ulp::Locked;
+use crate::zcnet::ulp::RxLocked;
 
 /// Payload bytes from which an FPDU is placed from TCP's queue: below,
 /// staging costs less than the queue walks.
@@ -91,7 +91,7 @@ pub(super) enum Step {
 impl Qp {
     /// Places the next FPDU from TCP's receive queue if it can; otherwise
     /// says what the staging path takes (socket locked, `pump`).
-    pub(super) fn direct_step(&mut self, sk: &Locked<'_>) -> Step {
+    pub(super) fn direct_step(&mut self, sk: &RxLocked<'_>) -> Step {
         let Some(p) = self.parser.as_ref() else {
             return Step::Stage(STAGE);
         };
@@ -177,6 +177,7 @@ impl Qp {
             .as_ref()
             .and_then(|o| o.in_order_at(sk, start, u, Some(field), false));
         stat::add(sk.net(), s::FPDUS_RECEIVED, 1);
+        self.rx_fpdus = self.rx_fpdus.wrapping_add(1);
         self.skip_copy = io.as_ref().is_some_and(|i| i.skip);
         let r = match (seg.opcode, seg.ddp) {
             (Opcode::Write, Header::Tagged(t)) => self.place_write(sk, t, data),
@@ -209,7 +210,7 @@ impl Qp {
     /// for them, leaving what came queued, if TCP can take them without a
     /// read ([`Locked::can_wait`]); if not, the staging path takes (at
     /// most `n` of) them now.
-    fn wait_for(&mut self, sk: &Locked<'_>, need: usize, n: usize) -> Step {
+    fn wait_for(&mut self, sk: &RxLocked<'_>, need: usize, n: usize) -> Step {
         let queued = sk.inq() as usize;
         let missing = need.saturating_sub(queued);
         if queued > 0 && !sk.can_wait(missing) {

@@ -28,7 +28,7 @@ use crate::wire::{
     ooo::{self as engine, PlacedSet, Placement, Refusal, SeqRange, Stream},
     rdmap::Opcode,
 };
-use crate::zcnet::ulp::Locked;
+use crate::zcnet::ulp::{Locked, RxLocked};
 use kernel::prelude::*;
 
 /// The scratch buffer: TCP payload is scanned in windows of at most this.
@@ -99,7 +99,7 @@ impl Ooo {
     /// met with other bytes.
     pub(super) fn in_order(
         &self,
-        sk: &Locked<'_>,
+        sk: &RxLocked<'_>,
         fbuf: &[u8],
         f: &Fpdu,
         markers: bool,
@@ -115,7 +115,7 @@ impl Ooo {
     /// a ULPDU of `ulpdu_len` bytes and the CRC field `crc`.
     pub(super) fn in_order_at(
         &self,
-        sk: &Locked<'_>,
+        sk: &RxLocked<'_>,
         start: u32,
         ulpdu_len: usize,
         crc: Option<[u8; 4]>,

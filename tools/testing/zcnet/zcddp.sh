@@ -48,6 +48,8 @@
 #   - in-order direct placement (issue 12): the payload copied once from
 #     TCP's skbs (ZcddpRxBytesDirect) for zcddp-copy's 4 MiB both ways and
 #     for siw's Writes and Read Responses, three copies with rxdirect=0;
+#     most FPDUs received in softirq (ZcddpRxFpdusSoftirq), none with
+#     rxbh=0;
 #     the security cases again with 1 KiB payloads (checked in TCP's
 #     queue), a corrupted one never placed
 #   - zero-copy transmit (issue 12): a Write's source overwritten as soon
@@ -55,7 +57,9 @@
 #     netem loss): the sink holds only the bytes written before each
 #     completion; every payload byte counted once, lent (ZcddpTxBytesByRef)
 #     or copied (ZcddpTxBytesCopied); on veth the kernel reports every lent
-#     byte copied on delivery (ZcddpTxZcCopiedByKernel); 1 MiB without CRC
+#     byte copied on delivery (ZcddpTxZcCopiedByKernel), and with zctx=1
+#     (the default) the connection stops lending (ZcddpTxZcStopped); with
+#     zctx=2 it lends on; 1 MiB without CRC
 #     and odd sizes byte-exact; rmmod while lent pages sit in a netem queue
 #     of a reset connection, then freed: no kernel report; zctx=0 copies
 . "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
@@ -175,9 +179,11 @@ zreuse() {
 # zcddp.sh wire (make check, virtio2): zero-copy transmit over virtio-net,
 # where TCP's skbs leave through the NIC and the kernel copies nothing.
 if [ "${1:-}" = wire ]; then
+  st0=$(procv a ZcddpTxZcStopped)
   zreuse "virtio-net: 64 KiB Writes x 48, source reused at once, CRC" 48 65536 1
   [ "$BYREF" -ge $((48 * 65536 * 9 / 10)) ] && t_ok "  at least 90% of it lent ($BYREF of $PAYLOAD)" || t_fail "  at least 90% of it lent" "$BYREF of $PAYLOAD"
-  t_expect "  the kernel reports none of the lent bytes copied" 0 "$KCOPIED"
+  t_expect "  the kernel reports none of the lent bytes copied, lending goes on" "0 0" \
+    "$KCOPIED $(( $(procv a ZcddpTxZcStopped) - st0 ))"
   zreuse "virtio-net: 1 MiB Writes x 8, no CRC, netem delay 5ms loss 2%" 8 1048576 0 "delay 5ms loss 2%"
   # Under loss retransmissions keep pages and notifications queued longer:
   # the kernel may refuse lending for a while (optmem; seen once, 273
@@ -853,8 +859,14 @@ printf 'x' > /tmp/copy-1
 rxd() { echo "$(procv "$1" ZcddpRxBytesDirect) $(procv "$1" ZcddpRxBytesStagedSmall) $(procv "$1" ZcddpRxBytesStagedFraming)"; }
 # rxd_delta BEFORE AFTER: their differences.
 rxd_delta() { set -- $1 $2; echo "$(($4 - $1)) $(($5 - $2)) $(($6 - $3))"; }
-rb0=$(rxd b) ra0=$(rxd a)
+rb0=$(rxd b) ra0=$(rxd a) sb0=$(procv b ZcddpRxFpdusSoftirq) fb0=$(procv b ZcddpFpdusReceived)
 zcopy "zcddp-copy of a 4 MiB file, CRC: written, read back, byte-exact" /tmp/copy-4m --crc
+# Receiving in softirq (rxbh=1, the default): FPDUs taken as TCP queues
+# them, most of them there (the rest in the work item, when the socket had
+# an owner: the backlog).
+sb=$(( $(procv b ZcddpRxFpdusSoftirq) - sb0 )) fb=$(( $(procv b ZcddpFpdusReceived) - fb0 ))
+echo "# b received $fb FPDUs, $sb of them in softirq"
+[ "$sb" -gt $((fb / 2)) ] && t_ok "  b: most FPDUs received in softirq ($sb of $fb)" || t_fail "  b: most FPDUs received in softirq" "$sb of $fb"
 # In-order direct placement (issue 12): the 4 MiB Written into b and the
 # 4 MiB Read back into a are copied once, from TCP's skbs into the
 # registrations; only the two 16-byte Sends of zcddp-copy's own exchange
@@ -863,12 +875,14 @@ rb=$(rxd_delta "$rb0" "$(rxd b)") ra=$(rxd_delta "$ra0" "$(rxd a)")
 echo "# received payload (direct, staged small, staged other): b $rb, a $ra"
 t_expect "  b: the 4 MiB Written placed directly from TCP's queue, only the Sends staged" "4194304 32 0" "$rb"
 t_expect "  a: the 4 MiB Read back placed directly, only the Sends staged" "4194304 32 0" "$ra"
-# The comparison mode: rxdirect=0 stages (three copies) again.
-if rmmod zcddp && insmod "$(ko zcddp)" rxdirect=0; then
-  rb0=$(rxd b)
-  zcopy "the same with rxdirect=0 (staged): byte-exact" /tmp/copy-4m --crc
+# The comparison modes: rxdirect=0 stages (three copies) again; rxbh=0
+# receives in the socket's work item only.
+if rmmod zcddp && insmod "$(ko zcddp)" rxdirect=0 rxbh=0; then
+  rb0=$(rxd b) sb0=$(procv b ZcddpRxFpdusSoftirq)
+  zcopy "the same with rxdirect=0 rxbh=0 (staged, in the work item): byte-exact" /tmp/copy-4m --crc
   rb=$(rxd_delta "$rb0" "$(rxd b)")
-  t_expect "  b: nothing placed directly, the 4 MiB and the Sends staged" "0 0 4194336" "$rb"
+  t_expect "  b: nothing placed directly, the 4 MiB and the Sends staged, nothing in softirq" \
+    "0 0 4194336 0" "$rb $(( $(procv b ZcddpRxFpdusSoftirq) - sb0 ))"
   rmmod zcddp
   t_run "zcddp reloaded with its defaults" insmod "$(ko zcddp)"
 else
@@ -881,7 +895,18 @@ ip netns exec a timeout $((10 * TS)) zcddp-copy -c -a "$ZC_IP_B" -p $PORT /nonex
 t_expect "zcddp-copy of a missing file fails" 1 "$?"
 
 echo "# t=$(( $(date +%s) - t0 )) s: zero-copy transmit"
-zreuse "64 KiB Writes x 48, source reused at once, CRC" 48 65536 1
+# zctx=1 (the default): on veth the kernel copies every lent byte on
+# delivery and says so (SO_EE_CODE_ZEROCOPY_COPIED); after two such
+# notifications in a row the connection stops lending.
+st0=$(procv a ZcddpTxZcStopped)
+zreuse "zctx=1: 64 KiB Writes x 48, source reused at once, CRC" 48 65536 1
+t_expect "  veth: the kernel reports every lent byte copied, and a's connection stops lending" \
+  "$BYREF 1" "$KCOPIED $(( $(procv a ZcddpTxZcStopped) - st0 ))"
+[ "$BYREF" -gt 0 ] && [ "$BYREF" -le $((PAYLOAD / 4)) ] && t_ok "  lent only at first ($BYREF of $PAYLOAD)" ||
+  t_fail "  lent only at first" "$BYREF of $PAYLOAD"
+# zctx=2 lends regardless: the cases below exercise lent pages on veth.
+t_run "zcddp reloaded with zctx=2" sh -c "rmmod zcddp && insmod $(ko zcddp) zctx=2"
+zreuse "zctx=2: 64 KiB Writes x 48, source reused at once, CRC" 48 65536 1
 [ "$BYREF" -ge $((48 * 65536 * 9 / 10)) ] && t_ok "  at least 90% of it lent ($BYREF of $PAYLOAD)" || t_fail "  at least 90% of it lent" "$BYREF of $PAYLOAD"
 t_expect "  veth: the kernel reports every lent byte copied on delivery" "$BYREF" "$KCOPIED"
 zreuse "64 KiB Writes x 48, no CRC, netem delay 5ms loss 2%" 48 65536 0 "delay 5ms loss 2%"

@@ -34,9 +34,8 @@
 //! of a Send of SIZE bytes answered by one, each receive waited for in
 //! `poll_cq` with a timeout (the kernel sleeps until it comes); Write
 //! latency: half the round trip of an RDMA Write of SIZE bytes answered by
-//! one, the last byte of the region watched while polling the completion
-//! queue without waiting (which feeds zcddp's parser), as `zcbench ddp`
-//! and `ib_write_lat` do; Write bandwidth: RDMA Writes back to back for
+//! one, the last byte of the region watched (the completion queue polled
+//! once a millisecond), as `zcbench ddp` and `ib_write_lat` do; Write bandwidth: RDMA Writes back to back for
 //! SECONDS (a window of 16 outstanding), then a Send the peer answers on
 //! its arrival; the bytes over the time from the first post to that
 //! answer. Every received buffer's last state is hashed against the
@@ -686,15 +685,26 @@ impl<'s> Timer<'s> {
         self.post(zcddp::WR_WRITE, self.src.addr(), self.size, self.src.stag())
     }
 
-    /// Spins until the region's last byte is `tag`, polling the
-    /// completion queue without waiting (which feeds zcddp's parser).
+    /// Spins on memory until the region's last byte is `tag`, as
+    /// `ib_write_lat` does: zcddp places the Write as TCP receives it (in
+    /// softirq, or in the socket's work item); the completion queue is
+    /// polled without waiting once a millisecond (a call that locks the
+    /// socket, which would send an arriving segment the long way round).
     fn watch(&mut self, tag: u8) -> Result<(), String> {
         let t = Instant::now();
+        let mut polled = t;
         let mut n = 0u32;
         while std::hint::black_box(self.region.bytes())[self.size - 1] != tag {
-            self.cq.poll(0)?;
             n = n.wrapping_add(1);
-            if n % 1024 == 0 && t.elapsed() > Duration::from_millis(wait_ms().into()) {
+            if n % 1024 != 0 {
+                std::hint::spin_loop();
+                continue;
+            }
+            if polled.elapsed() > Duration::from_millis(1) {
+                self.cq.poll(0)?;
+                polled = Instant::now();
+            }
+            if t.elapsed() > Duration::from_millis(wait_ms().into()) {
                 return Err(format!("no RDMA Write with last byte {tag}"));
             }
         }
