@@ -1247,6 +1247,13 @@ impl Qp {
         idle.then_some(self.cq.len() > c)
     }
 
+    /// One more FPDU received in order (counted per namespace, and for
+    /// [`Qp::pump_bh`]).
+    fn fpdu_received(&mut self, sk: &RxLocked<'_>) {
+        stat::add(sk.net(), s::FPDUS_RECEIVED, 1);
+        self.rx_fpdus = self.rx_fpdus.wrapping_add(1);
+    }
+
     /// The in-order receive path: FPDUs placed from TCP's queue where they
     /// can be ([`Qp::direct_step`]), the others staged and parsed, each
     /// acted on in order. Atomic context allowed: it neither sleeps nor
@@ -1282,8 +1289,7 @@ impl Qp {
                     Ok((used, f)) => {
                         data = data.get(used..).unwrap_or(&[]);
                         if let Some(f) = f {
-                            stat::add(sk.net(), s::FPDUS_RECEIVED, 1);
-                            self.rx_fpdus = self.rx_fpdus.wrapping_add(1);
+                            self.fpdu_received(sk);
                             let rx = self.rx.markers;
                             let io = self
                                 .ooo

@@ -384,16 +384,16 @@ unsigned int zcnet_helper_ddp_rcvbuf(const struct sock *sk)
 	return max(READ_ONCE(sk->sk_rcvbuf), 0);
 }
 
+bool zcnet_helper_ddp_ofo_queued(const struct sock *sk)
+{
+	return !RB_EMPTY_ROOT(&tcp_sk(sk)->out_of_order_queue);
+}
+
 bool zcnet_helper_ddp_can_wait(const struct sock *sk, unsigned int missing)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 
-	return RB_EMPTY_ROOT(&tp->out_of_order_queue) &&
+	return !zcnet_helper_ddp_ofo_queued(sk) &&
 	       atomic_read(&sk->sk_rmem_alloc) < READ_ONCE(sk->sk_rcvbuf) / 2 &&
 	       missing <= tcp_receive_window(tp);
-}
-
-bool zcnet_helper_ddp_ofo_queued(const struct sock *sk)
-{
-	return !RB_EMPTY_ROOT(&tcp_sk(sk)->out_of_order_queue);
 }

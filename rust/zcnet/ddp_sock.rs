@@ -91,9 +91,8 @@ impl RxLocked<'_> {
     /// Terminate of this layer, type and code, the received stream parsed
     /// up to byte `pos` (counted after start-up).
     pub fn log_term(&self, layer: u8, etype: u8, ecode: u8, pos: u32) {
-        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
-        // spinlock in softirq); the helper
-        // only reads its addresses.
+        // SAFETY: By the type invariant TCP's queues hold still (`RxLocked`); the helper only reads
+        // its addresses.
         unsafe { ext::zcnet_helper_ddp_log_term(self.as_raw(), layer, etype, ecode, pos) }
     }
 
@@ -101,9 +100,8 @@ impl RxLocked<'_> {
     /// whose CRC over TCP's queue is `got` where it carries `want`, with
     /// its first bytes `head` (up to 32 shown).
     pub fn log_crc(&self, pos: u32, len: u32, got: u32, want: u32, head: &[u8]) {
-        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
-        // spinlock in softirq); `head` is
-        // valid for its length, which the helper reads at most.
+        // SAFETY: By the type invariant TCP's queues hold still (`RxLocked`); `head` is valid for
+        // its length, which the helper reads at most.
         unsafe {
             ext::zcnet_helper_ddp_log_crc(
                 self.as_raw(),
@@ -119,15 +117,13 @@ impl RxLocked<'_> {
 
     /// The MSS TCP sends with now.
     pub fn mss(&self) -> u32 {
-        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
-        // spinlock in softirq).
+        // SAFETY: By the type invariant TCP's queues hold still (`RxLocked`).
         unsafe { ext::zcnet_helper_ddp_mss(self.as_raw()) }
     }
 
     /// Bytes queued for reading.
     pub fn inq(&self) -> u32 {
-        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
-        // spinlock in softirq).
+        // SAFETY: By the type invariant TCP's queues hold still (`RxLocked`).
         unsafe { ext::zcnet_helper_ddp_inq(self.as_raw()) }
     }
 }
@@ -144,9 +140,8 @@ impl RxLocked<'_> {
     /// Copies what the stream has queued, up to `buf.len()` bytes, without
     /// waiting: the count (0 when nothing is queued).
     pub fn recv_avail(&self, buf: &mut [u8]) -> Result<usize> {
-        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
-        // spinlock in softirq); `buf` is
-        // writable for its length.
+        // SAFETY: By the type invariant TCP's queues hold still (`RxLocked`); `buf` is writable for
+        // its length.
         let r = unsafe {
             ext::zcnet_helper_ddp_recv_avail(self.as_raw(), buf.as_mut_ptr().cast(), buf.len())
         };
@@ -183,9 +178,8 @@ impl RxLocked<'_> {
     /// (the next byte TCP expects).
     pub fn rcv_seqs(&self) -> (u32, u32) {
         let (mut copied, mut nxt) = (0u32, 0u32);
-        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
-        // spinlock in softirq); both pointers
-        // are writable.
+        // SAFETY: By the type invariant TCP's queues hold still (`RxLocked`); both pointers are
+        // writable.
         unsafe { ext::zcnet_helper_ddp_rcv_seqs(self.as_raw(), &mut copied, &mut nxt) };
         (copied, nxt)
     }
@@ -196,11 +190,9 @@ impl RxLocked<'_> {
     /// first byte, when later) on. `None` when no such skb is queued.
     pub fn ofo_copy(&self, from: u32, buf: &mut [u8]) -> Result<Option<OfoPiece>> {
         let (mut seq, mut end) = (0u32, 0u32);
-        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
-        // spinlock in softirq) (TCP changes
-        // its out-of-order queue only under that lock, or with the owner
-        // absent); `buf` is writable for its length; `seq` and `end` are
-        // writable.
+        // SAFETY: By the type invariant TCP's queues hold still (`RxLocked`: TCP changes its
+        // out-of-order queue only under that lock, or with the owner absent); `buf` is writable
+        // for its length; `seq` and `end` are writable.
         let r = unsafe {
             ext::zcnet_helper_ddp_ofo_copy(
                 self.as_raw(),
@@ -223,9 +215,8 @@ impl RxLocked<'_> {
     /// for it ahead of `rcv_nxt` (`on`), or no longer; off by itself when
     /// the socket closes. Needs the module's [`super::ulp::OfoHook`].
     pub fn set_ofo_kick(&self, on: bool) {
-        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
-        // spinlock in softirq); its ULP data
-        // is live in the ULP's callbacks.
+        // SAFETY: By the type invariant TCP's queues hold still (`RxLocked`); its ULP data is live
+        // in the ULP's callbacks.
         unsafe { ext::zcnet_helper_tcp_ulp_set_ofo_kick(self.as_raw(), on) }
     }
 }
@@ -288,9 +279,8 @@ impl RxLocked<'_> {
     /// queue (other entries are dropped), if any.
     pub fn zc_reap(&self) -> Option<ZcNote> {
         let (mut lo, mut hi, mut copied) = (0u32, 0u32, false);
-        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
-        // spinlock in softirq) (the error
-        // queue has its own lock); the pointers are writable.
+        // SAFETY: By the type invariant TCP's queues hold still (`RxLocked`; the error queue has
+        // its own lock); the pointers are writable.
         let r =
             unsafe { ext::zcnet_helper_ddp_zc_reap(self.as_raw(), &mut lo, &mut hi, &mut copied) };
         (r > 0).then_some(ZcNote { lo, hi, copied })
@@ -303,10 +293,8 @@ impl RxLocked<'_> {
     /// Copies the queued bytes at stream offset `off` into `buf`, leaving
     /// them queued: `false` when fewer are queued.
     pub fn peek(&self, off: u32, buf: &mut [u8]) -> Result<bool> {
-        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
-        // spinlock in softirq) (TCP changes
-        // its receive queue's head only under that lock); `buf` is
-        // writable for its length.
+        // SAFETY: By the type invariant TCP's queues hold still (`RxLocked`: TCP changes its
+        // receive queue's head only under that lock); `buf` is writable for its length.
         let r = unsafe {
             ext::zcnet_helper_ddp_peek(self.as_raw(), off, buf.as_mut_ptr().cast(), buf.len())
         };
@@ -317,9 +305,7 @@ impl RxLocked<'_> {
     /// in place (`None` when fewer are queued).
     pub fn queue_crc32c(&self, off: u32, len: usize) -> Result<Option<u32>> {
         let mut crc = 0u32;
-        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
-        // spinlock in softirq); `crc` is
-        // writable.
+        // SAFETY: By the type invariant TCP's queues hold still (`RxLocked`); `crc` is writable.
         let r = unsafe { ext::zcnet_helper_ddp_queue_crc32c(self.as_raw(), off, len, &mut crc) };
         Ok(no_data(r)?.then_some(crc))
     }
@@ -327,8 +313,7 @@ impl RxLocked<'_> {
     /// Consumes `len` bytes of the stream without copying them (TCP's
     /// window opens as with a read): the bytes consumed.
     pub fn consume(&self, len: usize) -> Result<usize> {
-        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
-        // spinlock in softirq).
+        // SAFETY: By the type invariant TCP's queues hold still (`RxLocked`).
         let r = unsafe { ext::zcnet_helper_ddp_consume(self.as_raw(), len) };
         to_result(r.min(0))?;
         Ok(r as usize)
@@ -342,8 +327,7 @@ impl RxLocked<'_> {
 
     /// Whether TCP holds segments out of order (a hole before them).
     pub fn ofo_queued(&self) -> bool {
-        // SAFETY: By the type invariant the socket's receive side is held
-        // (locked, or its spinlock in softirq); the helper reads its
+        // SAFETY: By the type invariant TCP's queues hold still (`RxLocked`); the helper reads its
         // out-of-order queue's root.
         unsafe { ext::zcnet_helper_ddp_ofo_queued(self.as_raw()) }
     }
@@ -355,9 +339,8 @@ impl RxLocked<'_> {
     /// memory for).
     pub fn can_wait(&self, missing: usize) -> bool {
         let m = u32::try_from(missing).unwrap_or(u32::MAX);
-        // SAFETY: By the type invariant the socket's receive side is held (locked, or its
-        // spinlock in softirq); the helper
-        // reads fields of it.
+        // SAFETY: By the type invariant TCP's queues hold still (`RxLocked`); the helper reads
+        // fields of it.
         unsafe { ext::zcnet_helper_ddp_can_wait(self.as_raw(), m) }
     }
 }

@@ -21,7 +21,7 @@
 //! FPDU is never placed by either path.
 
 use super::{Qp, STAGE};
-use crate::stat::{self, s};
+use crate::stat::s;
 use crate::wire::{
     crc32c,
     ddp::{self, Header},
@@ -176,8 +176,7 @@ impl Qp {
             .ooo
             .as_ref()
             .and_then(|o| o.in_order_at(sk, start, u, Some(field), false));
-        stat::add(sk.net(), s::FPDUS_RECEIVED, 1);
-        self.rx_fpdus = self.rx_fpdus.wrapping_add(1);
+        self.fpdu_received(sk);
         self.skip_copy = io.as_ref().is_some_and(|i| i.skip);
         let r = match (seg.opcode, seg.ddp) {
             (Opcode::Write, Header::Tagged(t)) => self.place_write(sk, t, data),

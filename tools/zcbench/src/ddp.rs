@@ -139,35 +139,28 @@ impl<'s> Bufs<'s> {
     }
 
     /// Spins on memory until the last of the first `size` bytes of the
-    /// region is `tag`, as `ib_write_lat` does: zcddp places the Write as
-    /// TCP receives it (in softirq, or in the socket's work item). The
-    /// completion queue is polled without waiting once a millisecond (a
-    /// call that locks the socket, so that an arriving segment goes the
-    /// long way round, through the socket's backlog and work item).
+    /// region is `tag` ([`zcddp::spin_until`]), polling the completion
+    /// queue once a millisecond.
     fn watch(&self, s: &Sock, size: usize, tag: u8) -> io::Result<()> {
-        let t = Instant::now();
-        let mut polled = t;
-        let mut n = 0u32;
-        while std::hint::black_box(self.region.bytes())[size - 1] != tag {
-            n = n.wrapping_add(1);
-            if n % 1024 != 0 {
-                std::hint::spin_loop();
-                continue;
+        let poll = || -> io::Result<()> {
+            for c in zcddp::poll_cq(s, 16, 0).map_err(|x| e("poll", x))? {
+                check(&c)?;
             }
-            if polled.elapsed() > Duration::from_millis(1) {
-                for c in zcddp::poll_cq(s, 16, 0).map_err(|x| e("poll", x))? {
-                    check(&c)?;
-                }
-                polled = Instant::now();
-            }
-            if t.elapsed() > Duration::from_secs(WAIT_MS as u64 / 1000) {
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!("no Write of {size} bytes with tag {tag}"),
-                ));
-            }
+            Ok(())
+        };
+        let wait = Duration::from_secs(WAIT_MS as u64 / 1000);
+        if zcddp::spin_until(
+            || std::hint::black_box(self.region.bytes())[size - 1] == tag,
+            wait,
+            poll,
+        )? {
+            Ok(())
+        } else {
+            Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("no Write of {size} bytes with tag {tag}"),
+            ))
         }
-        Ok(())
     }
 
     /// RDMA Write of `size` bytes of `tx` (last byte `tag`) to the peer.

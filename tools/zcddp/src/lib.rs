@@ -630,6 +630,38 @@ mod tests {
     }
 }
 
+/// Spins until `done()` says so, as `ib_write_lat` spins on memory that an
+/// RDMA Write changes: zcddp places a Write as TCP receives it (in softirq,
+/// or in the socket's work item), so the reader needs no call. `every_ms`
+/// runs once a millisecond meanwhile (a completion-queue poll without
+/// waiting: a call that locks the socket, which would send an arriving
+/// segment the long way round, through the backlog and the work item).
+/// `Ok(false)` when `timeout` ran out first.
+pub fn spin_until<E>(
+    mut done: impl FnMut() -> bool,
+    timeout: std::time::Duration,
+    mut every_ms: impl FnMut() -> Result<(), E>,
+) -> Result<bool, E> {
+    let t = std::time::Instant::now();
+    let mut polled = t;
+    let mut n = 0u32;
+    while !done() {
+        n = n.wrapping_add(1);
+        if n % 1024 != 0 {
+            std::hint::spin_loop();
+            continue;
+        }
+        if polled.elapsed() > std::time::Duration::from_millis(1) {
+            every_ms()?;
+            polled = std::time::Instant::now();
+        }
+        if t.elapsed() > timeout {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// The median of `v` (sorted in place; 0 when empty).
 pub fn median(v: &mut [f64]) -> f64 {
     if v.is_empty() {

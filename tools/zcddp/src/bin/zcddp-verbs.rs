@@ -685,30 +685,22 @@ impl<'s> Timer<'s> {
         self.post(zcddp::WR_WRITE, self.src.addr(), self.size, self.src.stag())
     }
 
-    /// Spins on memory until the region's last byte is `tag`, as
-    /// `ib_write_lat` does: zcddp places the Write as TCP receives it (in
-    /// softirq, or in the socket's work item); the completion queue is
-    /// polled without waiting once a millisecond (a call that locks the
-    /// socket, which would send an arriving segment the long way round).
+    /// Spins on memory until the region's last byte is `tag`
+    /// ([`zcddp::spin_until`]), polling the completion queue once a
+    /// millisecond.
     fn watch(&mut self, tag: u8) -> Result<(), String> {
-        let t = Instant::now();
-        let mut polled = t;
-        let mut n = 0u32;
-        while std::hint::black_box(self.region.bytes())[self.size - 1] != tag {
-            n = n.wrapping_add(1);
-            if n % 1024 != 0 {
-                std::hint::spin_loop();
-                continue;
-            }
-            if polled.elapsed() > Duration::from_millis(1) {
-                self.cq.poll(0)?;
-                polled = Instant::now();
-            }
-            if t.elapsed() > Duration::from_millis(wait_ms().into()) {
-                return Err(format!("no RDMA Write with last byte {tag}"));
-            }
+        let (region, last) = (&self.region, self.size - 1);
+        let cq = &mut self.cq;
+        let wait = Duration::from_millis(wait_ms().into());
+        if zcddp::spin_until(
+            || std::hint::black_box(region.bytes())[last] == tag,
+            wait,
+            || cq.poll(0).map(drop),
+        )? {
+            Ok(())
+        } else {
+            Err(format!("no RDMA Write with last byte {tag}"))
         }
-        Ok(())
     }
 }
 
