@@ -86,10 +86,11 @@ pub(crate) struct Ctx {
     ooo: Atomic<u32>,
 }
 
-/// The data path's state, locked ([`Ctx::qp`]). Letting it go says whether
-/// the socket is readable (completions to poll, or the connection failed),
-/// which wakes poll/epoll and the completion wait, and schedules the work
-/// item when it found the data path busy meanwhile.
+/// The data path's state, locked ([`Ctx::qp`]). Letting it go adds its
+/// counts to the namespace's counters, says whether the socket is readable
+/// (completions to poll, or the connection failed), which wakes poll/epoll
+/// and the completion wait, and schedules the work item when it found the
+/// data path busy meanwhile.
 pub(crate) struct QpGuard<'a, 'b> {
     g: TryGuard<'a, Qp>,
     ctx: &'a Ctx,
@@ -112,6 +113,7 @@ impl core::ops::DerefMut for QpGuard<'_, '_> {
 
 impl Drop for QpGuard<'_, '_> {
     fn drop(&mut self) {
+        self.g.flush_counts(self.sk);
         self.sk.set_readable(self.g.readable());
         self.sk.set_writable(self.g.writable());
         if self.ctx.waiting.xchg(0, Relaxed) != 0 {

@@ -28,7 +28,7 @@ use crate::uapi;
 use crate::wire::{
     crc32c::Crc32c,
     ddp::{self, Header},
-    mpa::{self, FpduError, FpduParser, Framing},
+    mpa::{self, Fpdu, FpduError, FpduParser, Framing},
     rdmap::{self, Opcode, ReadRequest, Segment},
     terminate::{Layout, TermCode, Terminate},
     zcids::ZcIds,
@@ -40,7 +40,10 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 
 mod direct;
+mod fifo;
 mod ooo;
+
+use fifo::Fifo;
 
 pub(crate) use direct::Payload;
 
@@ -94,71 +97,6 @@ struct Wqe {
     done: u32,
 }
 
-/// A ring of work requests allocated once: a post allocates nothing.
-struct Ring {
-    buf: KVec<Wqe>,
-    head: usize,
-    len: usize,
-}
-
-impl Ring {
-    const fn new() -> Self {
-        Self {
-            buf: KVec::new(),
-            head: 0,
-            len: 0,
-        }
-    }
-
-    fn alloc(&mut self, depth: usize) -> Result {
-        self.buf = KVec::from_elem(Wqe::default(), depth, GFP_KERNEL)?;
-        self.head = 0;
-        self.len = 0;
-        Ok(())
-    }
-
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    fn depth(&self) -> usize {
-        self.buf.len()
-    }
-
-    fn is_full(&self) -> bool {
-        self.len >= self.buf.len()
-    }
-
-    fn push(&mut self, w: Wqe) -> bool {
-        let depth = self.buf.len();
-        if self.len >= depth {
-            return false;
-        }
-        match self.buf.get_mut((self.head + self.len) % depth) {
-            Some(slot) => {
-                *slot = w;
-                self.len += 1;
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn front_mut(&mut self) -> Option<&mut Wqe> {
-        if self.len == 0 {
-            return None;
-        }
-        self.buf.get_mut(self.head)
-    }
-
-    fn pop(&mut self) -> Option<Wqe> {
-        let w = *self.front_mut()?;
-        self.head = (self.head + 1) % self.buf.len();
-        self.len -= 1;
-        Some(w)
-    }
-}
-
 /// Which queue's head message is partly on the wire (its FPDUs go first).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mid {
@@ -188,6 +126,7 @@ impl Drop for Region {
 }
 
 /// A posted receive: its scatter list (elements of length 0 dropped).
+#[derive(Clone, Copy, Default)]
 struct Recv {
     wr_id: u64,
     sge: [uapi::Sge; uapi::RECV_SGE_MAX],
@@ -195,6 +134,7 @@ struct Recv {
 }
 
 /// An RDMA Read we issued, waiting for its response.
+#[derive(Clone, Copy, Default)]
 struct ReadOut {
     wr_id: u64,
     addr: u64,
@@ -215,14 +155,14 @@ struct ZcPayload {
 /// with the pages its FPDUs lent TCP: every notification id before `mark`
 /// done (`None`: the FPDU in the transmit buffer still goes out; the mark
 /// is taken when it has).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Held {
     c: Cqe,
     mark: Option<u32>,
 }
 
 /// A completion (`struct zcddp_cqe`).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub(crate) struct Cqe {
     pub(crate) wr_id: u64,
     pub(crate) opcode: u32,
@@ -258,12 +198,12 @@ pub(crate) struct Qp {
     read_msn_in: u32,
     ird: u16,
     ord: u16,
-    rq: KVec<Recv>,
-    orq: KVec<ReadOut>,
-    cq: KVec<Cqe>,
+    rq: Fifo<Recv>,
+    orq: Fifo<ReadOut>,
+    cq: Fifo<Cqe>,
     /// The send queue and the inbound Read queue (Read Responses owed).
-    sq: Ring,
-    irq: Ring,
+    sq: Fifo<Wqe>,
+    irq: Fifo<Wqe>,
     /// Signaled Sends and Writes on the send queue (their completions
     /// are reserved in the CQ).
     sq_signaled: usize,
@@ -303,7 +243,7 @@ pub(crate) struct Qp {
     zc_at: usize,
     /// Send queue completions (and those after them) held back for
     /// notifications, oldest first.
-    held: KVec<Held>,
+    held: Fifo<Held>,
     /// The FPDU the in-order path is at was placed out of order: its
     /// tagged payload is not copied again.
     skip_copy: bool,
@@ -316,6 +256,12 @@ pub(crate) struct Qp {
     /// The bytes TCP must hold before the receive path can move on (it
     /// waits for a whole FPDU to place it from TCP's queue); at least 1.
     rx_need: u32,
+    /// The FPDU the staging path is at went through the parser's FPDU
+    /// buffer (a third copy; not when the staged bytes held all of it).
+    reassembled: bool,
+    /// The per-FPDU counts, added to the namespace's when the data path
+    /// is let go ([`Qp::flush_counts`]).
+    counts: stat::Batch,
 }
 
 /// How a segment failed: the Terminate to send.
@@ -340,11 +286,11 @@ impl Qp {
             read_msn_in: 1,
             ird: 0,
             ord: 0,
-            rq: KVec::new(),
-            orq: KVec::new(),
-            cq: KVec::new(),
-            sq: Ring::new(),
-            irq: Ring::new(),
+            rq: Fifo::new(),
+            orq: Fifo::new(),
+            cq: Fifo::new(),
+            sq: Fifo::new(),
+            irq: Fifo::new(),
             sq_signaled: 0,
             mid: Mid::None,
             regions: KVec::new(),
@@ -367,10 +313,12 @@ impl Qp {
             rx_fpdus: 0,
             zc: None,
             zc_at: 0,
-            held: KVec::new(),
+            held: Fifo::new(),
             direct: false,
             staged_why: s::RX_STAGED_FRAMING,
             rx_need: 1,
+            reassembled: false,
+            counts: stat::Batch::new(),
         }
     }
 
@@ -392,14 +340,13 @@ impl Qp {
         self.txbuf = KVVec::from_elem(0u8, TX_BUF, GFP_KERNEL)?;
         self.sq.alloc(sq_depth)?;
         self.irq.alloc(usize::from(s.ird).max(1))?;
-        self.rq.reserve(uapi::RQ_DEPTH, GFP_KERNEL)?;
-        self.cq.reserve(uapi::CQ_DEPTH, GFP_KERNEL)?;
-        self.held.reserve(uapi::CQ_DEPTH, GFP_KERNEL)?;
+        self.queues()?;
+        self.held.alloc(uapi::CQ_DEPTH)?;
         if let Some(always) = zctx {
             self.zctx = Some(KBox::new(ZcIds::new(), GFP_KERNEL)?);
             self.zc_always = always;
         }
-        self.orq.reserve(usize::from(s.ord), GFP_KERNEL)?;
+        self.orq.alloc(usize::from(s.ord))?;
         self.parser = Some(FpduParser::new(s.rx, s.rx_pos).map_err(|_| EINVAL)?);
         self.rx = s.rx;
         self.direct = crate::rx_direct_default() && !s.rx.markers;
@@ -427,6 +374,23 @@ impl Qp {
             }
             None => false,
         }
+    }
+
+    /// Adds the counts gathered to the namespace's counters.
+    pub(crate) fn flush_counts(&mut self, sk: &RxLocked<'_>) {
+        stat::add_batch(sk.net(), &mut self.counts);
+    }
+
+    /// The receive queue and the completion queue, allocated once: by the
+    /// first receive posted (before start-up too) or by start-up.
+    fn queues(&mut self) -> Result {
+        if self.rq.depth() == 0 {
+            self.rq.alloc(uapi::RQ_DEPTH)?;
+        }
+        if self.cq.depth() == 0 {
+            self.cq.alloc(uapi::CQ_DEPTH)?;
+        }
+        Ok(())
     }
 
     fn ready(&self) -> Result {
@@ -538,6 +502,7 @@ impl Qp {
             return Err(Error::from_errno(self.error));
         }
         self.pump(sk);
+        self.queues()?;
         if self.rq.len() >= uapi::RQ_DEPTH || self.outstanding() >= uapi::CQ_DEPTH {
             return Err(errno::enospc());
         }
@@ -554,7 +519,9 @@ impl Qp {
             r.nsge += 1;
             total = total.checked_add(e.len).ok_or(EINVAL)?;
         }
-        self.rq.push(r, GFP_KERNEL)?;
+        if !self.rq.push(r) {
+            return Err(errno::enospc());
+        }
         Ok(())
     }
 
@@ -600,16 +567,15 @@ impl Qp {
                 return Err(EINVAL);
             }
             // Room was reserved at start-up (ORD entries).
-            self.orq.push(
-                ReadOut {
-                    wr_id: w.wr_id,
-                    addr: w.addr,
-                    len: w.len,
-                    lkey: w.lkey,
-                    got: 0,
-                },
-                GFP_ATOMIC,
-            )?;
+            if !self.orq.push(ReadOut {
+                wr_id: w.wr_id,
+                addr: w.addr,
+                len: w.len,
+                lkey: w.lkey,
+                got: 0,
+            }) {
+                return Err(errno::enospc());
+            }
             q.msn = self.read_msn_out;
             self.read_msn_out = self.read_msn_out.wrapping_add(1);
         } else {
@@ -719,7 +685,7 @@ impl Qp {
                 continue;
             }
             if let Some((msg, n)) = self.term.take() {
-                if self.frame(sk, msg.get(..n).unwrap_or(&[])).is_ok() {
+                if self.frame(msg.get(..n).unwrap_or(&[])).is_ok() {
                     stat::add(sk.net(), s::TERMINATES_SENT, 1);
                 }
                 continue;
@@ -752,11 +718,11 @@ impl Qp {
                     match (id, self.zctx.as_mut()) {
                         (Some(id), Some(ids)) => {
                             ids.sent(id, n as u32);
-                            stat::add(sk.net(), s::TX_BYTES_BY_REF, n as i64);
+                            self.counts.add(s::TX_BYTES_BY_REF, n as i64);
                         }
                         // No id: SOCK_ZEROCOPY was cleared (SO_ZEROCOPY 0),
                         // TCP copied.
-                        _ => stat::add(sk.net(), s::TX_BYTES_COPIED, n as i64),
+                        _ => self.counts.add(s::TX_BYTES_COPIED, n as i64),
                     }
                     taken = Some(n);
                 }
@@ -776,7 +742,7 @@ impl Qp {
                 let buf = self.ulpdu.get_mut(..k).ok_or(EINVAL)?;
                 mr.read(off, buf)?;
                 let n = sk.send_some(buf, false, true)?;
-                stat::add(sk.net(), s::TX_BYTES_COPIED, n as i64);
+                self.counts.add(s::TX_BYTES_COPIED, n as i64);
                 (n, k)
             }
         };
@@ -794,16 +760,18 @@ impl Qp {
     /// held back now wait for the notification ids consumed so far.
     fn fpdu_out(&mut self) {
         let mark = self.zctx.as_ref().map_or(0, |z| z.mark());
-        for h in self.held.iter_mut().filter(|h| h.mark.is_none()) {
-            h.mark = Some(mark);
-        }
+        self.held.for_each_mut(|h| {
+            if h.mark.is_none() {
+                h.mark = Some(mark);
+            }
+        });
         self.release_held();
     }
 
     /// Completions held back whose pages the kernel is done with go to the
     /// CQ, in order.
     fn release_held(&mut self) {
-        while let Some(h) = self.held.first().copied() {
+        while let Some(h) = self.held.front().copied() {
             let done = match (h.mark, self.zctx.as_ref()) {
                 (None, _) => false,
                 (Some(m), Some(z)) => z.done_before(m),
@@ -812,7 +780,7 @@ impl Qp {
             if !done {
                 return;
             }
-            let _ = self.held.remove(0);
+            let _ = self.held.pop();
             self.complete(h.c);
         }
     }
@@ -823,7 +791,7 @@ impl Qp {
     fn complete_sq(&mut self, c: Cqe, fpdu: bool) {
         let mark = (!fpdu).then(|| self.zctx.as_ref().map_or(0, |z| z.mark()));
         // Room was reserved at post time (outstanding() <= CQ_DEPTH).
-        let _ = self.held.push(Held { c, mark }, GFP_ATOMIC);
+        let _ = self.held.push(Held { c, mark });
         self.release_held();
     }
 
@@ -855,13 +823,13 @@ impl Qp {
     }
 
     /// Frames `ulpdu` as the next FPDU into the transmit buffer (empty).
-    fn frame(&mut self, sk: &Locked<'_>, ulpdu: &[u8]) -> Result {
+    fn frame(&mut self, ulpdu: &[u8]) -> Result {
         let w =
             mpa::encode_fpdu(&mut self.txbuf, self.tx_pos, ulpdu, self.tx).map_err(|_| EINVAL)?;
         self.tx_off = 0;
         self.tx_len = w;
         self.tx_pos = self.tx_pos.wrapping_add(w as u32);
-        stat::add(sk.net(), s::FPDUS_SENT, 1);
+        self.counts.add(s::FPDUS_SENT, 1);
         Ok(())
     }
 
@@ -895,15 +863,15 @@ impl Qp {
             && w.op != uapi::WR_READ
             && payload >= ZC_MIN
             && !last;
-        let r = if lend {
-            self.frame_lent(sk, &w)
+        let r = if !self.tx.markers && w.op != uapi::WR_READ {
+            self.frame_from_mr(&w, lend)
         } else {
             self.build(&w).and_then(|(n, last)| {
                 let ulpdu = core::mem::take(&mut self.ulpdu);
-                let r = self.frame(sk, ulpdu.get(..n).unwrap_or(&[]));
+                let r = self.frame(ulpdu.get(..n).unwrap_or(&[]));
                 self.ulpdu = ulpdu;
                 if w.op != uapi::WR_READ {
-                    stat::add(sk.net(), s::TX_BYTES_COPIED, payload as i64);
+                    self.counts.add(s::TX_BYTES_COPIED, payload as i64);
                 }
                 r.map(|()| last).map_err(|_| true)
             })
@@ -1024,17 +992,25 @@ impl Qp {
         }
     }
 
-    /// Frames the next FPDU of `w` lending its payload (no markers): the
-    /// MPA header and the DDP/RDMAP header into the transmit buffer, then
-    /// the pad and the CRC, computed over the registered bytes where they
-    /// are; the payload goes to TCP by reference from `flush`. Whether it
-    /// ends the message; `Err(false)` when the registration went.
-    fn frame_lent(&mut self, sk: &Locked<'_>, w: &Wqe) -> core::result::Result<bool, bool> {
+    /// Frames the next FPDU of `w` without markers, its payload taken from
+    /// the registration where it is: the MPA header and the DDP/RDMAP
+    /// header into the transmit buffer, then (`lend`) the pad and the CRC,
+    /// the payload going to TCP by reference from `flush`; or (not
+    /// `lend`) the payload copied in after the headers, then the pad and
+    /// the CRC: one copy before TCP's, where building the ULPDU apart and
+    /// framing it took two. The CRC is computed over the registered bytes
+    /// where they are (the kernel's `crc32c`). Whether it ends the message;
+    /// `Err(false)` when the registration went.
+    fn frame_from_mr(&mut self, w: &Wqe, lend: bool) -> core::result::Result<bool, bool> {
         let n = (w.len - w.done).min(self.tx_payload as u32);
         let last = w.done + n == w.len;
         let off = u64::from(w.done);
-        let (i, at) = self.local(w.lkey, w.addr + off, n, 0).ok_or(false)?;
-        let mr = self.regions.get(i).ok_or(false)?.mr.clone();
+        let src = if n > 0 {
+            let (i, at) = self.local(w.lkey, w.addr + off, n, 0).ok_or(false)?;
+            Some((self.regions.get(i).ok_or(false)?.mr.clone(), at))
+        } else {
+            None
+        };
         let h = Self::header(w, last, off).ok_or(true)?;
         let hl = h
             .encode(self.txbuf.get_mut(mpa::HDR_LEN..).ok_or(true)?)
@@ -1045,28 +1021,48 @@ impl Qp {
             .get_mut(..mpa::HDR_LEN)
             .ok_or(true)?
             .copy_from_slice(&(ulen as u16).to_be_bytes());
-        let crc = if self.tx.crc {
-            let c = Crc32c::new().update(self.txbuf.get(..at_payload).ok_or(true)?);
-            let reg = mr.crc32c(at, n as usize, c.register()).map_err(|_| false)?;
-            Some(Crc32c::from_register(reg))
+        let mut crc = self
+            .tx
+            .crc
+            .then(|| Crc32c::new().update(self.txbuf.get(..at_payload).unwrap_or(&[])));
+        if let (Some((mr, at)), Some(c)) = (src.as_ref(), crc.as_mut()) {
+            let reg = mr
+                .crc32c(*at, n as usize, c.register())
+                .map_err(|_| false)?;
+            *c = Crc32c::from_register(reg);
+        }
+        let at_trailer = if lend {
+            at_payload
         } else {
-            None
+            if let Some((mr, at)) = src.as_ref() {
+                let dst = self
+                    .txbuf
+                    .get_mut(at_payload..at_payload + n as usize)
+                    .ok_or(true)?;
+                mr.read(*at, dst).map_err(|_| false)?;
+            }
+            at_payload + n as usize
         };
         let (t, tl) = mpa::trailer(ulen, crc);
         self.txbuf
-            .get_mut(at_payload..at_payload + tl)
+            .get_mut(at_trailer..at_trailer + tl)
             .ok_or(true)?
             .copy_from_slice(t.get(..tl).ok_or(true)?);
         self.tx_off = 0;
-        self.zc_at = at_payload;
-        self.tx_len = at_payload + tl;
-        self.zc = Some(ZcPayload {
-            mr,
-            off: at,
-            left: n as usize,
-        });
+        self.tx_len = at_trailer + tl;
+        match (lend, src) {
+            (true, Some((mr, at))) => {
+                self.zc_at = at_payload;
+                self.zc = Some(ZcPayload {
+                    mr,
+                    off: at,
+                    left: n as usize,
+                });
+            }
+            _ => self.counts.add(s::TX_BYTES_COPIED, i64::from(n)),
+        }
         self.tx_pos = self.tx_pos.wrapping_add((mpa::HDR_LEN + ulen + tl) as u32);
-        stat::add(sk.net(), s::FPDUS_SENT, 1);
+        self.counts.add(s::FPDUS_SENT, 1);
         Ok(last)
     }
 
@@ -1104,7 +1100,7 @@ impl Qp {
 
     fn complete(&mut self, c: Cqe) {
         // Room was reserved at post time (outstanding() <= CQ_DEPTH).
-        let _ = self.cq.push(c, GFP_ATOMIC);
+        let _ = self.cq.push(c);
     }
 
     /// The connection failed with `err` (negative): everything posted is
@@ -1126,8 +1122,7 @@ impl Qp {
         // and Sends flushed (the stream is gone), in order, before the work
         // still queued.
         self.release_held();
-        let held = core::mem::take(&mut self.held);
-        for h in held.iter() {
+        while let Some(h) = self.held.pop() {
             let c = if h.c.status == uapi::WC_SUCCESS && h.c.opcode != uapi::WR_READ {
                 Cqe {
                     status: uapi::WC_FLUSH_ERR,
@@ -1139,8 +1134,6 @@ impl Qp {
             };
             self.complete(c);
         }
-        self.held = held;
-        self.held.clear();
         while let Some(w) = self.sq.pop() {
             if w.signaled && w.op != uapi::WR_READ {
                 self.complete(Cqe {
@@ -1156,8 +1149,7 @@ impl Qp {
         self.sq_signaled = 0;
         while self.irq.pop().is_some() {}
         self.mid = Mid::None;
-        let rq = core::mem::take(&mut self.rq);
-        for r in rq.iter() {
+        while let Some(r) = self.rq.pop() {
             self.complete(Cqe {
                 wr_id: r.wr_id,
                 opcode: uapi::WC_RECV,
@@ -1167,8 +1159,7 @@ impl Qp {
                 inv_stag: 0,
             });
         }
-        let orq = core::mem::take(&mut self.orq);
-        for r in orq.iter() {
+        while let Some(r) = self.orq.pop() {
             self.complete(Cqe {
                 wr_id: r.wr_id,
                 opcode: uapi::WR_READ,
@@ -1232,8 +1223,7 @@ impl Qp {
         }
         let (n, c) = (self.rx_fpdus, self.cq.len());
         self.pump_rx(sk);
-        stat::add(
-            sk.net(),
+        self.counts.add(
             s::RX_FPDUS_SOFTIRQ,
             i64::from(self.rx_fpdus.wrapping_sub(n)),
         );
@@ -1249,8 +1239,8 @@ impl Qp {
 
     /// One more FPDU received in order (counted per namespace, and for
     /// [`Qp::pump_bh`]).
-    fn fpdu_received(&mut self, sk: &RxLocked<'_>) {
-        stat::add(sk.net(), s::FPDUS_RECEIVED, 1);
+    fn fpdu_received(&mut self) {
+        self.counts.add(s::FPDUS_RECEIVED, 1);
         self.rx_fpdus = self.rx_fpdus.wrapping_add(1);
     }
 
@@ -1285,23 +1275,41 @@ impl Qp {
             let mut data = stage.get(..n).unwrap_or(&[]);
             while !data.is_empty() && self.error == 0 {
                 let Some(p) = self.parser.as_mut() else { break };
-                match p.push(&mut fbuf, data) {
-                    Ok((used, f)) => {
-                        data = data.get(used..).unwrap_or(&[]);
+                // A whole FPDU at the head of the staged bytes (no markers)
+                // is parsed where it lies, not copied into the FPDU buffer;
+                // anything else (part of one, a bad CRC or length) goes
+                // through the parser, which reports it.
+                let whole = if p.at_boundary() && !self.rx.markers {
+                    match mpa::parse_fpdu(data, self.rx.crc, p.max_ulpdu()) {
+                        Ok(Some((u, len))) => Some((u.len(), len, p.position())),
+                        _ => None,
+                    }
+                } else {
+                    None
+                };
+                let pushed = match whole {
+                    Some((ulpdu_len, len, start)) => p
+                        .skip(len)
+                        .map(|()| (len, Some(Fpdu { ulpdu_len, start }), true)),
+                    None => p.push(&mut fbuf, data).map(|(used, f)| (used, f, false)),
+                };
+                match pushed {
+                    Ok((used, f, in_place)) => {
+                        let buf: &[u8] = if in_place { data } else { &fbuf };
                         if let Some(f) = f {
-                            self.fpdu_received(sk);
+                            self.fpdu_received();
                             let rx = self.rx.markers;
-                            let io = self
-                                .ooo
-                                .as_ref()
-                                .and_then(|o| o.in_order(sk, &fbuf, &f, rx));
+                            let io = self.ooo.as_ref().and_then(|o| o.in_order(sk, buf, &f, rx));
                             self.skip_copy = io.as_ref().is_some_and(|i| i.skip);
-                            self.segment(sk, f.ulpdu(&fbuf));
+                            self.reassembled = !in_place;
+                            self.segment(sk, f.ulpdu(buf));
                             self.skip_copy = false;
+                            self.reassembled = false;
                             if let (Some(o), Some(i)) = (self.ooo.as_mut(), io) {
                                 o.consumed(&i);
                             }
                         }
+                        data = data.get(used..).unwrap_or(&[]);
                     }
                     Err(e) => {
                         match e {
@@ -1391,8 +1399,11 @@ impl Qp {
             .ok_or(Fault(TermCode::DDP_CATASTROPHIC))?;
         let n = data.len() as i64;
         if tagged && self.skip_copy {
-            stat::add(sk.net(), s::OOO_SKIPPED_COPY, n);
+            self.counts.add(s::OOO_SKIPPED_COPY, n);
         } else {
+            if self.reassembled && matches!(data, Payload::Bytes(_)) {
+                self.counts.add(s::RX_REASSEMBLED, n);
+            }
             let (done, why) = match data {
                 Payload::Bytes(b) => (r.mr.write(off, b), self.staged_why),
                 Payload::Queued { at, len } => {
@@ -1400,10 +1411,10 @@ impl Qp {
                 }
             };
             done.map_err(|_| Fault(TermCode::DDP_CATASTROPHIC))?;
-            stat::add(sk.net(), s::BYTES_PLACED_IN_ORDER, n);
-            stat::add(sk.net(), why, n);
+            self.counts.add(s::BYTES_PLACED_IN_ORDER, n);
+            self.counts.add(why, n);
         }
-        stat::add(sk.net(), s::BYTES_PLACED, n);
+        self.counts.add(s::BYTES_PLACED, n);
         Ok(())
     }
 
@@ -1427,7 +1438,7 @@ impl Qp {
         t: ddp::Tagged,
         data: Payload<'_>,
     ) -> Result<(), Fault> {
-        let Some(head) = self.orq.first() else {
+        let Some(head) = self.orq.front() else {
             return Err(Fault(TermCode::RDMAP_OPCODE));
         };
         let (lkey, at, end) = (
@@ -1447,14 +1458,14 @@ impl Qp {
                 self.tagged(t.stag, t.to, data.len(), uapi::ACCESS_LOCAL_WRITE, false)?;
             self.place(sk, i, off, data, true)?;
         }
-        let got = if let Some(h) = self.orq.get_mut(0) {
+        let got = if let Some(h) = self.orq.front_mut() {
             h.got += data.len() as u32;
             h.got
         } else {
             0
         };
         if t.last {
-            if let Ok(h) = self.orq.remove(0) {
+            if let Some(h) = self.orq.pop() {
                 // Not ahead of a Send or Write completion held back.
                 self.complete_sq(
                     Cqe {
@@ -1529,7 +1540,7 @@ impl Qp {
         if idx != 0 {
             return Err(Fault(TermCode::DDP_UT_MSN_RANGE));
         }
-        let (sge, nsge) = match self.rq.first() {
+        let (sge, nsge) = match self.rq.front() {
             Some(r) => (r.sge, r.nsge),
             None => return Err(Fault(TermCode::DDP_UT_MSN_NOBUF)),
         };
@@ -1578,7 +1589,7 @@ impl Qp {
         if op.solicited() {
             flags |= uapi::WC_SOLICITED;
         }
-        if let Ok(r) = self.rq.remove(0) {
+        if let Some(r) = self.rq.pop() {
             self.recv_msn = self.recv_msn.wrapping_add(1);
             self.complete(Cqe {
                 wr_id: r.wr_id,
@@ -1598,7 +1609,7 @@ impl Qp {
         let mut out = KVec::new();
         if out.reserve(n, GFP_KERNEL).is_ok() {
             for _ in 0..n {
-                if let Ok(c) = self.cq.remove(0) {
+                if let Some(c) = self.cq.pop() {
                     let _ = out.push(c, GFP_KERNEL);
                 }
             }
@@ -1625,7 +1636,7 @@ impl Qp {
         // queue (the kernel queues none once the socket is dead).
         self.zc = None;
         self.zctx = None;
-        self.held = KVec::new();
+        self.held = Fifo::new();
         self.cq.clear();
         self.regions.clear();
         self.live = false;
@@ -1634,8 +1645,8 @@ impl Qp {
         self.ulpdu = KVVec::new();
         self.txbuf = KVVec::new();
         self.ooo = None;
-        self.sq = Ring::new();
-        self.irq = Ring::new();
+        self.sq = Fifo::new();
+        self.irq = Fifo::new();
     }
 
     /// The bytes TCP must hold before [`Qp::pump`] can take more: a

@@ -12,6 +12,14 @@ pub(crate) fn add(net: Net<'_>, idx: usize, delta: i64) {
     NetStat::<NSTATS>::add(net, idx, delta);
 }
 
+/// The data path's counts, added when it is let go (`QpGuard`).
+pub(crate) type Batch = crate::zcnet::netstat::Batch<NSTATS>;
+
+/// Adds the counts of `b` to `net` and empties it.
+pub(crate) fn add_batch(net: Net<'_>, b: &mut Batch) {
+    NetStat::<NSTATS>::add_batch(net, b);
+}
+
 crate::zcnet::counters::counter_table! {
     mod s; count NSTATS; names NAMES: &kernel::str::CStr;
     CURR_SOCKETS = c"ZcddpCurrSockets",
@@ -34,6 +42,7 @@ crate::zcnet::counters::counter_table! {
     RX_DIRECT_BYTES = c"ZcddpRxBytesDirect",
     RX_STAGED_SMALL = c"ZcddpRxBytesStagedSmall",
     RX_STAGED_FRAMING = c"ZcddpRxBytesStagedFraming",
+    RX_REASSEMBLED = c"ZcddpRxBytesReassembled",
     OOO_SKIPPED_COPY = c"ZcddpOooSkippedCopy",
     OOO_RETRANS_DIFFER = c"ZcddpOooRetransDiffer",
     OOO_REFUSED = c"ZcddpOooRefused",

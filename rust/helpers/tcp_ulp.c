@@ -186,12 +186,13 @@ static void zcnet_ulp_work_queue(struct sock *sk, struct zcnet_ulp_work *w)
 }
 
 /*
- * sk_data_ready, in softirq (bh_lock_sock, no owner) or from the owner's
- * backlog (release_sock(), the owner still set). In softirq the ULP may take
- * the bytes at once (cbs->rx_bh), as siw_qp_llp_data_ready() and the
- * strparser do: no work item's wake-up between a segment and its placement.
- * Close unhooks this under lock_sock(), which waits for the spinlock held
- * here, so the ULP data is live.
+ * sk_data_ready, in softirq (bh_lock_sock, no owner) or in the owner's
+ * process context (its backlog in release_sock(), the owner still set; TCP
+ * queues data only there when the socket has an owner). Either way the
+ * ULP may take the bytes at once (cbs->rx_bh), as siw_qp_llp_data_ready()
+ * and the strparser do: no work item's wake-up between a segment and its
+ * placement. Close unhooks this under lock_sock(), which waits for the
+ * spinlock held here or for the owner, so the ULP data is live.
  */
 static void zcnet_ulp_data_ready(struct sock *sk)
 {
@@ -200,8 +201,11 @@ static void zcnet_ulp_data_ready(struct sock *sk)
 
 	if (!w)
 		return;
-	if (zcnet_ulp_cbs->rx_bh && !sock_owned_by_user_nocheck(sk) && !READ_ONCE(w->dead)) {
-		lockdep_assert_held(&sk->sk_lock.slock);
+	if (zcnet_ulp_cbs->rx_bh && !READ_ONCE(w->dead)) {
+		if (sock_owned_by_user_nocheck(sk))
+			sock_owned_by_me(sk);
+		else
+			lockdep_assert_held(&sk->sk_lock.slock);
 		done = zcnet_ulp_cbs->rx_bh(sk, inet_csk(sk)->icsk_ulp_data);
 	}
 	/* Taken in softirq: the ULP woke the waiters if it has news for them

@@ -577,6 +577,8 @@ struct Writer<'o> {
     hdr_pos: Option<u32>,
     markers: bool,
     crc: Crc32c,
+    /// Whether the CRC is computed (CRC negotiated).
+    crc_on: bool,
 }
 
 impl Writer<'_> {
@@ -586,7 +588,7 @@ impl Writer<'_> {
             .get_mut(self.at..end)
             .ok_or(FpduError::NoSpace)?
             .copy_from_slice(b);
-        if crc {
+        if crc && self.crc_on {
             self.crc.feed(b);
         }
         self.at = end;
@@ -645,6 +647,7 @@ pub fn encode_fpdu(
         hdr_pos: None,
         markers: framing.markers,
         crc: Crc32c::new(),
+        crc_on: framing.crc,
     };
     w.content(&(ulpdu.len() as u16).to_be_bytes())?;
     w.content(ulpdu)?;
@@ -782,6 +785,11 @@ impl FpduParser {
         self
     }
 
+    /// The longest ULPDU accepted.
+    pub const fn max_ulpdu(&self) -> usize {
+        self.max_ulpdu
+    }
+
     /// Stream position of the next byte expected.
     pub const fn position(&self) -> u32 {
         self.pos
@@ -817,8 +825,10 @@ impl FpduParser {
         Ok(())
     }
 
+    /// Whether the byte at hand counts in the CRC (none do when the
+    /// framing has no CRC: nothing checks it).
     fn in_crc(&self) -> bool {
-        !self.header_known || self.have + CRC_LEN <= self.need
+        self.framing.crc && (!self.header_known || self.have + CRC_LEN <= self.need)
     }
 
     fn fail(&mut self, e: FpduError) -> Result<(usize, Option<Fpdu>), FpduError> {
@@ -884,13 +894,14 @@ impl FpduParser {
                 return self.fail(FpduError::TooLong(self.need));
             };
             dst.copy_from_slice(src);
-            if self.header_known {
+            // (No CRC: nothing checks it.)
+            if self.framing.crc && self.header_known {
                 let crc_end = self.need - CRC_LEN;
                 if self.have < crc_end {
                     let n = (crc_end - self.have).min(take);
                     self.crc.feed(src.get(..n).unwrap_or(&[]));
                 }
-            } else {
+            } else if self.framing.crc {
                 self.crc.feed(src);
             }
             self.have += take;

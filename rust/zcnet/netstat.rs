@@ -100,6 +100,38 @@ impl NetRef {
     }
 }
 
+/// Counts gathered where one owner counts often (a connection's data path,
+/// per FPDU), added to the namespace's counters at once
+/// ([`NetStat::add_batch`]): an addition each here, one call for all.
+pub struct Batch<const N: usize> {
+    /// The C side's `long`s.
+    v: [isize; N],
+    dirty: bool,
+}
+
+impl<const N: usize> Batch<N> {
+    pub const fn new() -> Self {
+        Self {
+            v: [0; N],
+            dirty: false,
+        }
+    }
+
+    /// Adds `delta` to counter `idx` (out of range: ignored).
+    pub fn add(&mut self, idx: usize, delta: i64) {
+        if let Some(x) = self.v.get_mut(idx) {
+            *x = x.wrapping_add(delta as isize);
+            self.dirty = true;
+        }
+    }
+}
+
+impl<const N: usize> Default for Batch<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl<const N: usize> NetStat<N> {
     /// Registers `/proc/net/NAME` with these counter names (one per module).
     pub fn register(name: &'static CStr, names: [&'static CStr; N]) -> Result<Self> {
@@ -124,6 +156,17 @@ impl<const N: usize> NetStat<N> {
             // pernet subsystem, which this value keeps registered.
             unsafe { ext::zcnet_helper_netstat_add(net.0.as_ptr(), idx as u32, delta as isize) };
         }
+    }
+
+    /// Adds the counts of `b` to `net` and empties it (one call for all).
+    pub fn add_batch(net: Net<'_>, b: &mut Batch<N>) {
+        if !b.dirty {
+            return;
+        }
+        // SAFETY: As in `add`; `b.v` holds `N` C longs.
+        unsafe { ext::zcnet_helper_netstat_add_all(net.0.as_ptr(), b.v.as_ptr().cast(), N as u32) };
+        b.v = [0; N];
+        b.dirty = false;
     }
 
     /// Counter `idx` of `net`, summed over the CPUs (as for `add`).

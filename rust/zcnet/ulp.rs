@@ -483,12 +483,12 @@ pub trait Ulp: Sync + 'static {
     fn work(_sk: &Locked<'_>, _ctx: &Self::Ctx) {}
 
     /// With [`Ulp::work`]: data arrived and TCP queued it, in softirq
-    /// (under the socket's spinlock, no owner: [`RxLocked`]; no sleeping).
-    /// The ULP may take the bytes now, as siw and the strparser do, instead
-    /// of a work item's run later: true when nothing is left for
-    /// [`Ulp::work`], false to schedule it. Where the socket has an owner
-    /// (its bytes then reach TCP from the owner's backlog) the work item
-    /// runs instead.
+    /// (under the socket's spinlock, no owner) or in the process context of
+    /// the socket's owner, which queues what came meanwhile as it lets the
+    /// socket go ([`RxLocked`] either way; no sleeping). The ULP may take
+    /// the bytes now, as siw and the strparser do, instead of a work item's
+    /// run later: true when nothing is left for [`Ulp::work`], false to
+    /// schedule it.
     fn rx_bh(_sk: &RxLocked<'_>, _ctx: &Self::Ctx) -> bool {
         false
     }
@@ -900,16 +900,18 @@ impl<T: Ulp> Adapter<T> {
 
     /// # Safety
     ///
-    /// The socket's data_ready hook in softirq: a live socket whose
-    /// spinlock the caller holds with bottom halves off and no owner, and
-    /// its holder (live while the hook is installed).
+    /// The socket's data_ready hook: a live socket whose spinlock the
+    /// caller holds with bottom halves off and no owner, or which the
+    /// current thread owns (its backlog), and its holder (live while the
+    /// hook is installed).
     unsafe extern "C" fn rx_bh_cb(sk: *mut bindings::sock, ctx: *mut ffi::c_void) -> bool {
         // SAFETY: The socket is live for the call.
         let s = unsafe { TcpSock::from_raw(sk) };
         // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
         match unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
-            // INVARIANT: The hook holds the socket's spinlock, no owner
-            // (`RxLocked`'s second case).
+            // INVARIANT: The hook holds the socket's spinlock with no owner
+            // (`RxLocked`'s second case), or the current thread owns the
+            // socket (its first).
             Some(h) => T::rx_bh(&RxLocked(s), &h.ctx),
             None => false,
         }

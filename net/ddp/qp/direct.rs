@@ -4,12 +4,13 @@
 //! registered memory (Documentation/networking/zcddp.rst, "How received
 //! bytes flow").
 //!
-//! The staging path copies every byte three times: out of TCP into the
-//! staging buffer, through the FPDU parser into the FPDU buffer, and from
-//! there into the registration. Before it takes bytes, [`Qp::direct_step`]
-//! looks at the next FPDU where TCP holds it: it peeks the MPA length and
-//! the DDP/RDMAP header out of the receive queue, and when the FPDU is an
-//! RDMA Write, a Read Response or a Send with enough payload and TCP holds
+//! The staging path copies every byte twice or three times: out of TCP
+//! into the staging buffer, through the FPDU parser into the FPDU buffer
+//! (unless the staging buffer holds the whole FPDU and no markers: then it
+//! is parsed where it lies), and from there into the registration. Before
+//! it takes bytes, [`Qp::direct_step`] looks at the next FPDU where TCP
+//! holds it: it peeks the MPA length and the DDP/RDMAP header out of the
+//! receive queue, and when the FPDU is an RDMA Write, a Read Response or a Send with enough payload and TCP holds
 //! all of it, it checks the CRC over the queued bytes in place (a read,
 //! not a copy), runs the same checks and completions as the staging path
 //! ([`Qp::place_write`] and the others, which take the payload as a
@@ -104,13 +105,20 @@ impl Qp {
             return Step::Stage(p.remaining());
         }
         let start = p.position();
+        // What TCP holds decides the peek: the MPA length and the longer
+        // DDP header at once when it holds them.
+        let queued = sk.inq() as usize;
+        if queued < mpa::HDR_LEN {
+            return self.wait_for(sk, queued, mpa::HDR_LEN, STAGE);
+        }
         let mut h = [0u8; PEEK];
-        let Some(len) = h.get_mut(..mpa::HDR_LEN) else {
+        let have = queued.min(PEEK);
+        let Some(peeked) = h.get_mut(..have) else {
             return self.stage(s::RX_STAGED_FRAMING, STAGE);
         };
-        match sk.peek(0, len) {
+        match sk.peek(0, peeked) {
             Ok(true) => {}
-            Ok(false) => return self.wait_for(sk, mpa::HDR_LEN, STAGE),
+            Ok(false) => return self.wait_for(sk, queued, mpa::HDR_LEN, STAGE),
             Err(_) => return self.stage(s::RX_STAGED_FRAMING, STAGE),
         }
         let u = usize::from(u16::from_be_bytes([h[0], h[1]]));
@@ -120,10 +128,8 @@ impl Qp {
         if !(PEEK..=DIRECT_MAX).contains(&total) {
             return self.stage(s::RX_STAGED_FRAMING, total);
         }
-        match sk.peek(0, &mut h) {
-            Ok(true) => {}
-            Ok(false) => return self.wait_for(sk, PEEK, total),
-            Err(_) => return self.stage(s::RX_STAGED_FRAMING, total),
+        if have < PEEK {
+            return self.wait_for(sk, queued, PEEK, total);
         }
         let hl = if h[2] & ddp::FLAG_TAGGED != 0 {
             ddp::TAGGED_HDR_LEN
@@ -147,8 +153,8 @@ impl Qp {
         if total.saturating_mul(4) > sk.rcvbuf() {
             return self.stage(s::RX_STAGED_FRAMING, total);
         }
-        if (sk.inq() as usize) < total {
-            return self.wait_for(sk, total, total);
+        if queued < total {
+            return self.wait_for(sk, queued, total, total);
         }
         let mut field = [0u8; 4];
         let crc_at = (total - mpa::CRC_LEN) as u32;
@@ -176,7 +182,7 @@ impl Qp {
             .ooo
             .as_ref()
             .and_then(|o| o.in_order_at(sk, start, u, Some(field), false));
-        self.fpdu_received(sk);
+        self.fpdu_received();
         self.skip_copy = io.as_ref().is_some_and(|i| i.skip);
         let r = match (seg.opcode, seg.ddp) {
             (Opcode::Write, Header::Tagged(t)) => self.place_write(sk, t, data),
@@ -205,12 +211,11 @@ impl Qp {
         Step::Placed
     }
 
-    /// TCP holds fewer than the `need` bytes the next step looks at: wait
-    /// for them, leaving what came queued, if TCP can take them without a
-    /// read ([`Locked::can_wait`]); if not, the staging path takes (at
-    /// most `n` of) them now.
-    fn wait_for(&mut self, sk: &RxLocked<'_>, need: usize, n: usize) -> Step {
-        let queued = sk.inq() as usize;
+    /// TCP holds `queued` bytes, fewer than the `need` bytes the next step
+    /// looks at: wait for them, leaving what came queued, if TCP can take
+    /// them without a read ([`Locked::can_wait`]); if not, the staging
+    /// path takes (at most `n` of) them now.
+    fn wait_for(&mut self, sk: &RxLocked<'_>, queued: usize, need: usize, n: usize) -> Step {
         let missing = need.saturating_sub(queued);
         if queued > 0 && !sk.can_wait(missing) {
             return self.stage(s::RX_STAGED_FRAMING, n);

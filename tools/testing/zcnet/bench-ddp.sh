@@ -268,7 +268,7 @@ done
 # The faults on va/vb: zcddp with out-of-order placement on (ooo=1, the
 # default) and off (ooo=0: in order only, as siw places), zcddp with
 # in-order direct placement off (rxdirect=0: every received byte staged,
-# three copies), and TCP's stream.
+# two or three copies), and TCP's stream.
 jbw() { # JSON KEY: the one bandwidth row's KEY
   python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["bandwidth"][0][sys.argv[2]])' "$1" "$2" 2>/dev/null
 }
@@ -277,11 +277,13 @@ zstat() { ip netns exec b awk -v n="$1" '$1 == n { v = $2 } END { print v + 0 }'
 # copies: b's received payload bytes and their copies so far: placed
 # directly (one copy, skb to registration), out of order (two: out of
 # TCP's out-of-order queue into a scratch buffer, then into the
-# registration; not copied again in order), staged (three: out of TCP,
-# through the parser, into the registration).
+# registration; not copied again in order), staged (two: out of TCP into
+# the staging buffer, then into the registration; a third through the
+# parser's FPDU buffer for those reassembled there).
 copies() {
   echo "$(zstat ZcddpBytesPlaced) $(( $(zstat ZcddpRxBytesDirect) + 2 * $(zstat ZcddpBytesPlacedOutOfOrder) +
-    3 * ( $(zstat ZcddpRxBytesStagedSmall) + $(zstat ZcddpRxBytesStagedFraming) ) ))"
+    2 * ( $(zstat ZcddpRxBytesStagedSmall) + $(zstat ZcddpRxBytesStagedFraming) ) +
+    $(zstat ZcddpRxBytesReassembled) ))"
 }
 # zb KIND PATH TAG PORT: one zcbench KIND (tcp, ddp) bandwidth run, as PATH@NAME.
 zb() {

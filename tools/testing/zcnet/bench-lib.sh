@@ -1,5 +1,6 @@
 # Helpers of the benchmark scripts (sourced by bench.sh, bench-zcsock.sh,
-# bench-native.sh, bench-ddp.sh and bench-zctx.sh).
+# bench-native.sh, bench-ddp.sh, bench-zctx.sh, bench-ddp-modes.sh and
+# bench-ddp-ab.sh).
 #
 # listening NS PORT: waits (10 s at most) for a listener.
 listening() {

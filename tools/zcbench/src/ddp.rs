@@ -454,12 +454,17 @@ pub struct Report {
     pub bw: Vec<BwRow>,
 }
 
-/// The client: every latency size for Send, Write and Read, then Write
-/// bandwidth by size.
+/// The latency operations, in the order they run.
+pub const LAT_OPS: [&str; 3] = ["send", "write", "read"];
+
+/// The client: every latency size for Send, Write and Read (those of
+/// `lat_ops`), then Write bandwidth by size.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     addr: &str,
     crc: bool,
     lat_sizes: &[usize],
+    lat_ops: &[String],
     bw_sizes: &[usize],
     iters: u64,
     seconds: f64,
@@ -479,13 +484,14 @@ pub fn run(
     let (_, k, a) = b.call(&s, OP_HELLO, stag, region)?;
     let peer = (a, k);
     let mut lat = Vec::new();
-    for &size in lat_sizes {
+    let op = |o: &str| lat_ops.iter().any(|x| x == o);
+    for &size in lat_sizes.iter().filter(|_| op("send")) {
         lat.push(send_lat(&s, &mut b, size, iters)?);
     }
-    for &size in lat_sizes {
+    for &size in lat_sizes.iter().filter(|_| op("write")) {
         lat.push(write_lat(&s, &mut b, size, iters, peer)?);
     }
-    for &size in lat_sizes {
+    for &size in lat_sizes.iter().filter(|_| op("read")) {
         lat.push(read_lat(&s, &mut b, size, iters, peer)?);
     }
     let mut bw = Vec::new();

@@ -648,6 +648,8 @@ struct Opts {
     mode: Mode,
     check_every: usize,
     lat_sizes: Vec<usize>,
+    /// zcddp's latency operations: send, write, read.
+    lat_ops: Vec<String>,
     bw_sizes: Vec<usize>,
     iters: u64,
     seconds: f64,
@@ -824,6 +826,7 @@ fn ddp_client(o: &Opts, crc: bool) -> io::Result<()> {
         &o.connect,
         crc,
         &o.lat_sizes,
+        &o.lat_ops,
         &o.bw_sizes,
         o.iters,
         o.seconds,
@@ -903,8 +906,8 @@ const USAGE: &str = "usage:
               [--seconds S] [--check-every N (pages; 0: no check)]
   zcbench ddp-serve [--listen ADDR]
   zcbench ddp --connect ADDR [--json FILE] [--label L] [--crc]
-              [--lat-sizes 4,64,1K,...|none] [--bw-sizes 4K,64K,1M,...|none] [--iters N]
-              [--seconds S]";
+              [--lat-sizes 4,64,1K,...|none] [--lat-ops send,write,read]
+              [--bw-sizes 4K,64K,1M,...|none] [--iters N] [--seconds S]";
 
 fn run(args: &[String]) -> Result<(), String> {
     let mut it = args.iter();
@@ -919,6 +922,7 @@ fn run(args: &[String]) -> Result<(), String> {
         mode: Mode::Plain,
         check_every: 1,
         lat_sizes: parse_sizes("4,16,64,256,1K,4K,16K,32K")?,
+        lat_ops: ddp::LAT_OPS.iter().map(|s| s.to_string()).collect(),
         bw_sizes: parse_sizes("4K,16K,64K,256K,1M")?,
         iters: 1000,
         seconds: 1.0,
@@ -936,6 +940,16 @@ fn run(args: &[String]) -> Result<(), String> {
             "--lat-sizes" => {
                 o.lat_sizes = parse_sizes(&val()?)?;
                 lat_given = true;
+            }
+            "--lat-ops" => {
+                o.lat_ops = val()?.split(',').map(str::to_string).collect();
+                if let Some(op) = o
+                    .lat_ops
+                    .iter()
+                    .find(|op| !ddp::LAT_OPS.contains(&op.as_str()))
+                {
+                    return Err(format!("--lat-ops: no operation {op} (send, write, read)"));
+                }
             }
             "--bw-sizes" => {
                 o.bw_sizes = parse_sizes(&val()?)?;
@@ -1101,6 +1115,7 @@ mod tests {
             mode: Mode::Plain,
             check_every: 1,
             lat_sizes: vec![4, 4096],
+            lat_ops: vec![],
             bw_sizes: vec![65536, 5000],
             iters: 10,
             seconds: 0.05,
@@ -1119,6 +1134,7 @@ mod tests {
             mode: Mode::Ordinary,
             check_every: 1,
             lat_sizes: vec![],
+            lat_ops: vec![],
             bw_sizes: vec![65536],
             iters: 1,
             seconds: 0.05,
@@ -1150,6 +1166,15 @@ mod tests {
         ]))
         .unwrap_err();
         assert!(e.contains("up to 1048576"), "{e}");
+        let e = run(&args(&[
+            "ddp",
+            "--connect",
+            "x:1",
+            "--lat-ops",
+            "write,poke",
+        ]))
+        .unwrap_err();
+        assert!(e.contains("no operation poke"), "{e}");
     }
 
     #[test]
@@ -1159,7 +1184,7 @@ mod tests {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap().to_string();
         let t = std::thread::spawn(move || l.accept().map(|(s, _)| s));
-        let r = ddp::run(&addr, false, &[4], &[], 1, 0.01);
+        let r = ddp::run(&addr, false, &[4], &["write".into()], &[], 1, 0.01);
         let e = r.err().expect("no zcddp server there");
         let e = e.to_string();
         assert!(e.contains("attach") || e.contains("start-up"), "{e}");

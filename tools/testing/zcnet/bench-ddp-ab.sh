@@ -1,0 +1,94 @@
+#!/bin/bash
+# bench-ddp-ab.sh: small-message latency of zcddp module builds side by
+# side, and of siw, by hand (Documentation/networking/zcddp.rst, "Small
+# Writes: where the time went"):
+#
+#   scripts/run-guest.sh --topo veth --timeout 1800 --log out/ab.log \
+#     tools/testing/zcnet/bench-ddp-ab.sh [ITERS=2000] [ROUNDS=7] \
+#     [SIZES=4,64,1024] [OPS=write] BUILD ...
+#
+# BUILD: a zcddp.ko (each loaded in turn, zcbench ddp --lat-ops OPS
+# --lat-sizes SIZES --iters ITERS against zcbench ddp-serve), or "siw"
+# (ib_write_lat on a veth pair of soft-iWARP devices, t_typical; Write
+# only). ROUNDS rounds of every build in turn; one line per round, build,
+# operation and size, then the medians over the rounds and their ratios to
+# the first build. Builds made from other commits must have the running
+# kernel's vermagic (scripts/build-modules.sh on the same cached kernel).
+. "$ZCNET_ROOT/scripts/topology.sh"
+. "$ZCNET_ROOT/tools/testing/zcnet/bench-lib.sh"
+B=$ZC_IP_B
+ITERS=2000 ROUNDS=7 SIZES=4,64,1024 OPS=write
+builds=()
+for a in "$@"; do
+  case $a in
+    ITERS=* | ROUNDS=* | SIZES=* | OPS=*) declare "$a" ;;
+    *) builds+=("$a") ;;
+  esac
+done
+[ ${#builds[@]} -gt 0 ] || { echo "bench-ddp-ab: name zcddp.ko builds (or siw)"; exit 2; }
+echo "# kernel $(uname -r), $(nproc) CPUs, $(grep -q hypervisor /proc/cpuinfo && echo guest)," \
+  "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)," \
+  "$ITERS iterations, $ROUNDS rounds: ${builds[*]}"
+PB=198.18.1.2
+siw_up() {
+  modprobe -a siw rdma_ucm &&
+    ip link add pa index 31 netns a type veth peer name pb index 32 netns b &&
+    ip -n a link set pa up && ip -n a addr add 198.18.1.1/24 dev pa &&
+    ip -n b link set pb up && ip -n b addr add "$PB/24" dev pb &&
+    ip netns exec a rdma link add siwpa type siw netdev pa &&
+    ip netns exec b rdma link add siwpb type siw netdev pb
+}
+# siw_lat ROUND SIZE: one ib_write_lat run's line (perftest's server is
+# ready when it says it waits: an rdma_cm listen is no socket ss shows).
+siw_lat() {
+  local ps i
+  rm -f /tmp/ab-s.log
+  ip netns exec b timeout 120 ib_write_lat -d siwpb -R -p 18515 -s "$2" -n "$ITERS" > /tmp/ab-s.log 2>&1 &
+  ps=$!
+  for i in $(seq 200); do grep -q "Waiting for client" /tmp/ab-s.log && break; sleep 0.05; done
+  ip netns exec a timeout 120 ib_write_lat -d siwpa -R -p 18515 -s "$2" -n "$ITERS" "$PB" > /tmp/ab-c.log 2>&1
+  wait $ps
+  awk -v s="$2" -v r="$1" '$1 == s && $2 ~ /^[0-9]+$/ { print "R", r, "siw", "write", s, $5, $6; f = 1; exit }
+    END { if (!f) print "# round " r ": ib_write_lat " s " failed" }' /tmp/ab-c.log
+}
+for b in "${builds[@]}"; do
+  if [ "$b" = siw ]; then siw_up || { echo "# no siw"; exit 1; }; fi
+done
+for r in $(seq "$ROUNDS"); do
+  for b in "${builds[@]}"; do
+    if [ "$b" = siw ]; then
+      for s in ${SIZES//,/ }; do siw_lat "$r" "$s"; done
+      continue
+    fi
+    rmmod zcddp 2>/dev/null
+    insmod "$b" || { echo "# insmod $b failed"; exit 1; }
+    ip netns exec b zcbench ddp-serve --listen "$B:5304" > /tmp/ab-serve.log 2>&1 &
+    ps=$!
+    listening b 5304
+    ip netns exec a timeout 300 zcbench ddp --connect "$B:5304" --lat-ops "$OPS" --lat-sizes "$SIZES" \
+      --bw-sizes none --iters "$ITERS" > /tmp/ab-z.log 2>&1 || sed 's/^/# zcbench: /' /tmp/ab-z.log
+    awk -v r="$r" -v b="$(basename "$b")" '$1 == "send" || $1 == "write" || $1 == "read" {
+      print "R", r, b, $1, $2, $3, $4 }' /tmp/ab-z.log
+    kill $ps 2>/dev/null
+    wait $ps 2>/dev/null
+  done
+done | tee /tmp/ab.txt
+python3 - /tmp/ab.txt <<'PY'
+import collections, statistics, sys
+d = collections.defaultdict(list)
+builds = []
+for l in open(sys.argv[1]):
+    if not l.startswith("R "):
+        continue
+    _, _, b, op, size, med, _ = l.split()
+    d[(op, int(size), b)].append(float(med))
+    if b not in builds:
+        builds.append(b)
+print("# medians of the rounds' medians, us; then ratios to " + builds[0])
+print("op size " + " ".join(builds))
+for op, size in sorted({(op, size) for op, size, _ in d}):
+    m = [statistics.median(d[(op, size, b)]) if d[(op, size, b)] else None for b in builds]
+    cells = ["--" if x is None else "%.2f" % x for x in m]
+    ratios = ["--" if x is None or not m[0] else "%.3f" % (x / m[0]) for x in m]
+    print(op, size, " ".join(cells), " ".join(ratios))
+PY
