@@ -68,6 +68,13 @@ bz="$kdir/arch/x86/boot/bzImage"
 # routing (_PRT) so slowly under TCG that ACPICA's 30 s loop timeout fires
 # and the 9p devices get no interrupt: route PCI interrupts without ACPI.
 kargs=${ZCNET_KERNEL_ARGS-}
+# TCG derives the guest's TSC from the host's clock, but its timing jitter
+# makes the clocksource watchdog call the TSC unstable now and then, tens
+# of seconds into a run; the guest then switches to the HPET, and every
+# clock_gettime() (vDSO no more) becomes a system call and an emulated
+# device read, and timed loops measure that too (perftest reads the TSC
+# itself and does not). Keep the TSC.
+kargs="tsc=reliable $kargs"
 if grep -q '^CONFIG_KASAN=y' "$kdir/.config" 2>/dev/null; then kargs="acpi=noirq $kargs"; fi
 krel=$(cat "$kdir/include/config/kernel.release")
 [ -n "$log" ] || { mkdir -p "$ZCNET_ROOT/out"; log="$ZCNET_ROOT/out/guest-$(basename "$script" .sh).log"; }
