@@ -378,7 +378,10 @@ impl Qp {
 
     /// Adds the counts gathered to the namespace's counters.
     pub(crate) fn flush_counts(&mut self, sk: &RxLocked<'_>) {
-        stat::add_batch(sk.net(), &mut self.counts);
+        // Most holds count nothing: not even the namespace is looked up.
+        if !self.counts.is_empty() {
+            stat::add_batch(sk.net(), &mut self.counts);
+        }
     }
 
     /// The receive queue and the completion queue, allocated once: by the

@@ -117,6 +117,11 @@ impl<const N: usize> Batch<N> {
         }
     }
 
+    /// Nothing counted since the last [`NetStat::add_batch`].
+    pub fn is_empty(&self) -> bool {
+        !self.dirty
+    }
+
     /// Adds `delta` to counter `idx` (out of range: ignored).
     pub fn add(&mut self, idx: usize, delta: i64) {
         if let Some(x) = self.v.get_mut(idx) {
