@@ -843,7 +843,7 @@ impl Qp {
         let irq = match self.mid {
             Mid::Sq => false,
             Mid::Irq => true,
-            Mid::None => self.irq.len() > 0,
+            Mid::None => !self.irq.is_empty(),
         };
         let q = if irq { &mut self.irq } else { &mut self.sq };
         let Some(w) = q.front_mut().map(|w| *w) else {
@@ -1233,8 +1233,8 @@ impl Qp {
         let idle = self.error == 0
             && self.term.is_none()
             && self.tx_off >= self.tx_len
-            && self.sq.len() == 0
-            && self.irq.len() == 0
+            && self.sq.is_empty()
+            && self.irq.is_empty()
             // Segments held out of order: the walk runs in the work item.
             && self.ooo.as_ref().is_none_or(|o| !o.on || !sk.ofo_queued());
         idle.then_some(self.cq.len() > c)

@@ -194,6 +194,11 @@ bool zcnet_helper_net_admin_capable(const struct net_device *dev)
  * (destination, source, protocol) with a per-namespace secret, each bucket
  * starting at a random value (__ip_select_ident, net/ipv4/route.c).
  */
+void zcnet_helper_netdev_warn(const struct net_device *dev, const char *why)
+{
+	net_warn_ratelimited("%s: %s: %s\n", KBUILD_MODNAME, netdev_name(dev), why);
+}
+
 u16 zcnet_helper_ip_ident(const struct net_device *dev, const void *iph_bytes)
 {
 	struct iphdr iph;

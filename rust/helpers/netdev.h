@@ -74,5 +74,7 @@ bool zcnet_helper_net_admin_capable(const struct net_device *dev);
 u16 zcnet_helper_ip_ident(const struct net_device *dev, const void *iph);
 /* inet_addr_type_dev_table(dev_net(dev), dev, daddr) == RTN_LOCAL */
 bool zcnet_helper_ipv4_is_local(const struct net_device *dev, const u8 *daddr);
+/* Logs "MODULE: DEV: why" (rate-limited): why a request was refused. */
+void zcnet_helper_netdev_warn(const struct net_device *dev, const char *why);
 
 #endif /* ZCNET_HELPERS_NETDEV_H */

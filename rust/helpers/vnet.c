@@ -51,6 +51,9 @@ struct zcnet_vnet {
 	struct zcnet_timer *timer;	/* the front end's (ops->timer) */
 	bool dying;			/* being unbound */
 	bool resizing;			/* ethtool -G: the timer does nothing */
+	/* Bytes of a packet per transmit descriptor it takes, at most (see
+	 * ZCNET_VNET_TX_BYTES_PER_DESC): the front end's, for its wire MTU. */
+	unsigned int tx_bytes_per_desc;
 	void *state;			/* the front end's, from probe() */
 };
 
@@ -184,7 +187,7 @@ static netdev_features_t zcnet_vnet_features_check(struct sk_buff *skb, struct n
 	struct zcnet_vnet *vn = netdev_priv(dev);
 
 	if (skb_is_gso(skb) &&
-	    ZCNET_VNET_TX_STOP_FREE + skb->len / ZCNET_VNET_TX_BYTES_PER_DESC >
+	    ZCNET_VNET_TX_STOP_FREE + skb->len / READ_ONCE(vn->tx_bytes_per_desc) >
 		    virtqueue_get_vring_size(vn->qs[0].svq))
 		features &= ~NETIF_F_GSO_MASK;
 	return vlan_features_check(skb, features);
@@ -603,6 +606,7 @@ static int zcnet_vnet_probe(struct virtio_device *vdev)
 	vn->vdev = vdev;
 	vn->dev = dev;
 	vn->max_nq = max_nq;
+	vn->tx_bytes_per_desc = ZCNET_VNET_TX_BYTES_PER_DESC;
 	/* A queue pair per CPU for what is not speculated on, and queue
 	 * pair 0 for what is (see zcnet_vnet_steer). */
 	vn->nq = min(max_nq, num_online_cpus() + 1);
@@ -789,6 +793,11 @@ void zcnet_helper_vnet_set_mtu(struct zcnet_vnet *vn, unsigned int mtu, unsigned
 {
 	vn->dev->max_mtu = max;
 	vn->dev->mtu = min(mtu, max);
+}
+
+void zcnet_helper_vnet_set_tx_bytes_per_desc(struct zcnet_vnet *vn, unsigned int bytes)
+{
+	WRITE_ONCE(vn->tx_bytes_per_desc, max(bytes, 1U));
 }
 
 void zcnet_helper_vnet_arm_timer(struct zcnet_vnet *vn, unsigned long delay_us)

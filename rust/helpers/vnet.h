@@ -27,7 +27,8 @@ struct zcnet_vnet;
  * Transmit descriptors a packet of len bytes needs free before the front
  * end takes it: ZCNET_VNET_TX_STOP_FREE (a frame's virtio-net header, head
  * and every fragment), plus one per ZCNET_VNET_TX_BYTES_PER_DESC bytes (the
- * frames a packet cut into wire fragments becomes). A TSO packet whose need
+ * frames a packet cut into wire fragments becomes; the front end sets a
+ * smaller figure for a smaller wire MTU). A TSO packet whose need
  * exceeds the ring is segmented by the core before it reaches the front end
  * (ndo_features_check).
  */
@@ -103,6 +104,10 @@ unsigned int zcnet_helper_vnet_rx_max(struct zcnet_vnet *vn);
 unsigned int zcnet_helper_vnet_tx_max(struct zcnet_vnet *vn);
 /* The largest MTU a user may set, and the MTU (before registration). */
 void zcnet_helper_vnet_set_mtu(struct zcnet_vnet *vn, unsigned int mtu, unsigned int max);
+/* How many bytes of a packet one transmit descriptor stands for in the
+ * room a packet needs (ZCNET_VNET_TX_BYTES_PER_DESC until set): fewer on a
+ * wire of a smaller MTU, whose fragments are more. */
+void zcnet_helper_vnet_set_tx_bytes_per_desc(struct zcnet_vnet *vn, unsigned int bytes);
 /* Arms the device's timer delay_us from now unless it is pending; nothing
  * once the device is going. */
 void zcnet_helper_vnet_arm_timer(struct zcnet_vnet *vn, unsigned long delay_us);

@@ -11,6 +11,7 @@
 use super::ext;
 use kernel::{
     bindings,
+    prelude::*,
     sync::atomic::{Atomic, Relaxed},
     types::Opaque,
 };
@@ -99,6 +100,14 @@ impl NetDevice {
         // SAFETY: By the type invariant the device is valid; the helper reads
         // 4 bytes from `addr`.
         unsafe { ext::zcnet_helper_ipv4_is_local(self.as_raw(), addr.as_ptr()) }
+    }
+
+    /// Logs `MODULE: DEV: why`, rate-limited: why a request for this device
+    /// was refused.
+    pub fn warn(&self, why: &CStr) {
+        // SAFETY: By the type invariant the device is valid; `why` is a
+        // NUL-terminated string the helper only reads.
+        unsafe { ext::zcnet_helper_netdev_warn(self.as_raw(), why.as_char_ptr()) }
     }
 
     /// Bytes the device wants reserved in front of a frame it transmits.

@@ -157,12 +157,12 @@ pub trait Stacked: Send + Sync + Sized + 'static {
     fn stats(&self, out: &mut [u64]);
 
     /// Writes the text of sysfs attribute `idx` (an index into `SYSFS`).
-    fn sysfs_show(&self, _idx: usize, _out: &mut TextBuf<'_>) -> Result {
+    fn sysfs_show(&self, _idx: usize, _out: &mut TextBuf<'_>, _ctx: &Ctx<'_>) -> Result {
         Err(EINVAL)
     }
 
     /// Stores a value written to sysfs attribute `idx` (process context).
-    fn sysfs_store(&self, _idx: usize, _input: &[u8]) -> Result {
+    fn sysfs_store(&self, _idx: usize, _input: &[u8], _ctx: &Ctx<'_>) -> Result {
         Err(EINVAL)
     }
 
@@ -1013,15 +1013,17 @@ impl<T: Stacked> Adapter<T> {
         buf: *mut ffi::c_char,
     ) -> isize {
         // SAFETY: sysfs calls this for a registered device of kind `T` (the group
-        // goes before the device is freed) with a PAGE_SIZE buffer.
-        let (state, out) = unsafe {
+        // goes before the device is freed, its lower device after it) with a
+        // PAGE_SIZE buffer.
+        let (p, state, out) = unsafe {
             (
+                priv_of::<T>(dev),
                 state_of::<T>(dev),
                 core::slice::from_raw_parts_mut(buf.cast::<u8>(), kernel::page::PAGE_SIZE),
             )
         };
         let mut tb = TextBuf::new(out);
-        match state.sysfs_show(idx as usize, &mut tb) {
+        match state.sysfs_show(idx as usize, &mut tb, &p.ctx(dev)) {
             Ok(()) => tb.len() as isize,
             Err(e) => e.to_errno() as isize,
         }
@@ -1039,13 +1041,14 @@ impl<T: Stacked> Adapter<T> {
         len: usize,
     ) -> isize {
         // SAFETY: As in `sysfs_show_cb`; `buf` holds `len` bytes.
-        let (state, input) = unsafe {
+        let (p, state, input) = unsafe {
             (
+                priv_of::<T>(dev),
                 state_of::<T>(dev),
                 core::slice::from_raw_parts(buf.cast::<u8>(), len),
             )
         };
-        match state.sysfs_store(idx as usize, input) {
+        match state.sysfs_store(idx as usize, input, &p.ctx(dev)) {
             Ok(()) => len as isize,
             Err(e) => e.to_errno() as isize,
         }

@@ -134,6 +134,15 @@ impl Vnet {
         unsafe { ext::zcnet_helper_vnet_set_mtu(self.raw(), mtu, max) }
     }
 
+    /// How many bytes of a packet one transmit descriptor stands for when
+    /// the core decides whether a TSO packet fits the ring ([`TX_STOP_FREE`];
+    /// [`TX_BYTES_PER_DESC`] until set).
+    pub fn set_tx_bytes_per_desc(&self, bytes: u32) {
+        // SAFETY: By the type invariant the device is bound; the field is
+        // one word, read once by the transmit path.
+        unsafe { ext::zcnet_helper_vnet_set_tx_bytes_per_desc(self.raw(), bytes) }
+    }
+
     /// Arms the device's timer to fire in `us` microseconds
     /// ([`Driver::on_timer`]) unless it is armed already; nothing once the
     /// device is going.
@@ -755,12 +764,12 @@ pub trait Driver: Send + Sync + Sized + 'static {
     /// Writes the text of attribute `idx` of the module's sysfs group
     /// (`/sys/class/net/DEV/GROUP/`, the one a stacked kind of the module
     /// registered: [`super::stacked::Stacked::SYSFS`]).
-    fn sysfs_show(&self, _idx: usize, _out: &mut TextBuf<'_>) -> Result {
+    fn sysfs_show(&self, _vn: &Vnet, _idx: usize, _out: &mut TextBuf<'_>) -> Result {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
     /// Stores a value written to sysfs attribute `idx` (process context).
-    fn sysfs_store(&self, _idx: usize, _input: &[u8]) -> Result {
+    fn sysfs_store(&self, _vn: &Vnet, _idx: usize, _input: &[u8]) -> Result {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
@@ -1110,7 +1119,7 @@ impl<T: Driver> Registration<T> {
             )
         };
         let mut tb = TextBuf::new(out);
-        match d.state.sysfs_show(idx as usize, &mut tb) {
+        match d.state.sysfs_show(&d.vn, idx as usize, &mut tb) {
             Ok(()) => tb.len() as isize,
             Err(e) => e.to_errno() as isize,
         }
@@ -1133,7 +1142,7 @@ impl<T: Driver> Registration<T> {
                 core::slice::from_raw_parts(buf.cast::<u8>(), len),
             )
         };
-        match d.state.sysfs_store(idx as usize, input) {
+        match d.state.sysfs_store(&d.vn, idx as usize, input) {
             Ok(()) => len as isize,
             Err(e) => e.to_errno() as isize,
         }

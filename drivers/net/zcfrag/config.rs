@@ -16,14 +16,18 @@ pub(crate) mod attr {
     pub(crate) const IMPLICIT: usize = 3;
     pub(crate) const GRANT_MS: usize = 4;
     pub(crate) const ADMISSIONS: usize = 5;
+    /// The wire's MTU: the lower device's on a stacked device (read only
+    /// here), a setting of the native front end's.
+    pub(crate) const WIRE_MTU: usize = 6;
 }
-pub(crate) const SYSFS: [(&CStr, bool); 6] = [
+pub(crate) const SYSFS: [(&CStr, bool); 7] = [
     (c"slots", true),
     (c"timeout_us", true),
     (c"admission", true),
     (c"implicit_admission", true),
     (c"grant_timeout_ms", true),
     (c"admissions", false),
+    (c"wire_mtu", true),
 ];
 
 /// Parses a decimal sysfs value in `lo..=hi`.

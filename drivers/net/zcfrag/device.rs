@@ -184,8 +184,8 @@ impl ZcFrag {
     }
 
     /// Attribute `idx` of the sysfs group (`/sys/class/net/DEV/zcfrag/`),
-    /// whichever front end the device has.
-    pub(crate) fn show_setting(&self, idx: usize, out: &mut TextBuf<'_>) -> Result {
+    /// whichever front end the device has (its wire's MTU `wire_mtu`).
+    pub(crate) fn show_setting(&self, idx: usize, out: &mut TextBuf<'_>, wire_mtu: u32) -> Result {
         let cfg = &self.cfg;
         let _ = match idx {
             attr::SLOTS => writeln!(out, "{}", cfg.slots.load(Relaxed)),
@@ -202,6 +202,7 @@ impl ZcFrag {
             attr::IMPLICIT => writeln!(out, "{}", cfg.implicit.load(Relaxed)),
             attr::GRANT_MS => writeln!(out, "{}", cfg.grant_ms.load(Relaxed)),
             attr::ADMISSIONS => return self.show_admissions(out),
+            attr::WIRE_MTU => writeln!(out, "{wire_mtu}"),
             _ => return Err(EINVAL),
         };
         Ok(())
@@ -280,11 +281,16 @@ impl stacked::Stacked for ZcFrag {
         self.counters.snapshot(out);
     }
 
-    fn sysfs_show(&self, idx: usize, out: &mut TextBuf<'_>) -> Result {
-        self.show_setting(idx, out)
+    fn sysfs_show(&self, idx: usize, out: &mut TextBuf<'_>, ctx: &Ctx<'_>) -> Result {
+        self.show_setting(idx, out, ctx.lower().mtu())
     }
 
-    fn sysfs_store(&self, idx: usize, input: &[u8]) -> Result {
+    fn sysfs_store(&self, idx: usize, input: &[u8], ctx: &Ctx<'_>) -> Result {
+        if idx == attr::WIRE_MTU {
+            ctx.dev()
+                .warn(c"the wire MTU of a stacked device is its lower device's: set that (ip link set LOWER mtu N)");
+            return Err(zcnet::errno::eopnotsupp());
+        }
         self.store_setting(idx, input)
     }
 

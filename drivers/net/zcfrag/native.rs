@@ -27,10 +27,11 @@
 //! bound the ring's fill.
 
 use crate::admit;
-use crate::config::attr;
+use crate::config::{attr, parse_u32};
 use crate::counters::c;
 use crate::device::ZcFrag;
 use crate::port::Port;
+use crate::zcnet::bh::BhGuard;
 use crate::zcnet::netdev::{DevStats, NetDevice};
 use crate::zcnet::page::{PageRing, RxPage, PAGE_SIZE};
 use crate::zcnet::skbuff::SkBuff;
@@ -53,9 +54,15 @@ const PAGE_RING: usize = 256;
 /// Descriptors a frame may take (its head and every fragment, and the
 /// virtio-net header): the queue stops while fewer are free.
 const TX_STOP_FREE: usize = vnet::TX_STOP_FREE;
-/// The wire's MTU until a setting says otherwise: what QEMU's and every
-/// Ethernet's default is.
+/// The wire's MTU until the `wire_mtu` setting says otherwise: what QEMU's
+/// and every Ethernet's default is.
 const WIRE_MTU: u32 = 1500;
+/// The smallest wire MTU (`wire_mtu`): IPv4's 576, a page train of eight
+/// fragments. The largest is what an ordinary receive chain holds,
+/// [`vnet::MAX_MTU`].
+const MIN_WIRE_MTU: u32 = 576;
+const _: () = assert!(vnet::MAX_MTU == 4198);
+const WIRE_MTU_RANGE: &CStr = c"wire_mtu must be 576 to 4198";
 /// The largest MTU of the device: an IPv4 packet of up to 16 fragments of
 /// the smallest wire MTU's payload is still one the engine handles whole.
 const MAX_MTU: u32 = 16 * 1024;
@@ -68,8 +75,20 @@ pub(crate) struct Native {
     zf: ZcFrag,
     /// Each queue pair's receive side, beside its ring.
     rxq: KVec<Pin<KBox<RxQueue>>>,
+    /// The `wire_mtu` setting.
     wire_mtu: Atomic<u32>,
+    /// Bytes of a packet a transmit descriptor stands for (room the
+    /// transmit path asks for: [`tx_bytes_per_desc`]).
+    tx_per_desc: Atomic<u32>,
     stats: DevStats,
+}
+
+/// How many bytes of a packet one transmit descriptor stands for on a wire
+/// of `wire_mtu` ([`vnet::TX_BYTES_PER_DESC`] at 1500): the smaller the
+/// fragments, the more frames a packet becomes.
+fn tx_bytes_per_desc(wire_mtu: u32) -> u32 {
+    let f = wire_mtu.saturating_sub(20) & !7;
+    (vnet::TX_BYTES_PER_DESC as u32 * f / (WIRE_MTU - 20)).max(1)
 }
 
 /// TCP header length speculated on (with timestamps, what Linux sends).
@@ -95,7 +114,7 @@ const SPEC_GROW: u32 = 64;
 /// Where a page train's fragments lie on a wire (paper §3.2.2): a TCP
 /// segment of one page with a [`SPEC_TCP_HDR`]-byte header, as IPv4
 /// fragments of `f` payload bytes each.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 struct Geometry {
     /// IPv4 payload bytes of a fragment but the last.
     f: NonZeroUsize,
@@ -164,6 +183,9 @@ struct TrainPage {
     /// The datagram its first fragment placed in it: later fragments are
     /// in place only if they are that datagram's.
     id: Option<[u8; 11]>,
+    /// The trains its chains were posted for: a frame is checked against
+    /// these, whatever the wire's MTU has become since.
+    geo: Geometry,
 }
 
 /// A queue pair's receive side: its speculation and its pages, owned by
@@ -275,9 +297,6 @@ impl Predictor {
     /// the fragment it waited for, of the datagram its page holds, headers
     /// of the speculated lengths, payload ending in the slice.
     fn in_place(&mut self, spec: &Spec, written: usize, head: &[u8]) -> bool {
-        let Some(geo) = self.geo else {
-            return false;
-        };
         let (idx, k) = ((spec.tag >> 4) as usize, (spec.tag & 0xf) as usize);
         let Some(n) = written
             .checked_sub(spec.hdr_len)
@@ -288,7 +307,10 @@ impl Predictor {
         let Some(frame) = head.get(vnet::HDR_LEN..) else {
             return false;
         };
-        let Some((fk, id)) = geo.fragment(frame) else {
+        let Some(Some(t)) = self.trains.get_mut(idx) else {
+            return false;
+        };
+        let Some((fk, id)) = t.geo.fragment(frame) else {
             return false;
         };
         let total = usize::from(u16::from_be_bytes([frame[16], frame[17]]));
@@ -296,9 +318,6 @@ impl Predictor {
         if fk != k || total != 20 + l4 + n {
             return false;
         }
-        let Some(Some(t)) = self.trains.get_mut(idx) else {
-            return false;
-        };
         if k == 0 {
             // TCP with the speculated header length.
             let doff = frame
@@ -355,7 +374,10 @@ impl Predictor {
         while rx.has_free() && rx.posted() < self.depth {
             if self.fresh
                 || self.next_k == 0
-                || self.trains.get(self.cur).is_none_or(Option::is_none)
+                || self
+                    .trains
+                    .get(self.cur)
+                    .is_none_or(|t| t.as_ref().is_none_or(|t| t.geo != geo))
             {
                 // A new train page, in an entry no chain points into.
                 let Some(idx) = (0..TRAINS).map(|i| (self.cur + 1 + i) % TRAINS).find(|&i| {
@@ -377,6 +399,7 @@ impl Predictor {
                         page,
                         outstanding: 0,
                         id: None,
+                        geo,
                     });
                 }
                 self.fresh = false;
@@ -401,6 +424,17 @@ impl Predictor {
             posted += 1;
         }
         posted
+    }
+
+    /// The wire's MTU is now `wire_mtu`: chains posted from now on are for
+    /// its trains, in fresh pages, once the next fragment seen realigns
+    /// them. Chains in flight keep the trains they were posted for.
+    fn set_wire_mtu(&mut self, wire_mtu: u32) {
+        self.geo = Geometry::new(wire_mtu);
+        self.on = false;
+        self.fresh = true;
+        self.next_k = 0;
+        self.quiet = 0;
     }
 
     /// Drops train `idx`'s entry if no chain points into it any more.
@@ -513,6 +547,20 @@ impl Port for NativePort<'_> {
 }
 
 impl Native {
+    /// The `wire_mtu` setting (process context): transmit cuts fragments
+    /// for it at once; each queue's receive speculation follows it.
+    fn set_wire_mtu(&self, vn: &Vnet, wire_mtu: u32) {
+        self.wire_mtu.store(wire_mtu, Relaxed);
+        let per_desc = tx_bytes_per_desc(wire_mtu);
+        self.tx_per_desc.store(per_desc, Relaxed);
+        vn.set_tx_bytes_per_desc(per_desc);
+        for q in self.rxq.iter() {
+            // The poll takes the lock in softirq.
+            let _bh = BhGuard::new();
+            q.st.lock().pred.set_wire_mtu(wire_mtu);
+        }
+    }
+
     fn kick_tx(&self, tx: &TxRing) {
         if tx.kick() {
             self.zf.counters.inc(c::TX_KICKS);
@@ -648,6 +696,7 @@ impl vnet::Driver for Native {
             zf <- ZcFrag::init(),
             rxq: rxq?,
             wire_mtu: Atomic::new(WIRE_MTU),
+            tx_per_desc: Atomic::new(tx_bytes_per_desc(WIRE_MTU)),
             stats: DevStats::new(),
         })
     }
@@ -669,7 +718,8 @@ impl vnet::Driver for Native {
         // Room for a whole packet's fragments, or the stack waits.
         // (A TSO packet needing more than the ring holds was segmented by
         // the core: ndo_features_check, rust/helpers/vnet.c.)
-        let need = TX_STOP_FREE + skb.len() as usize / vnet::TX_BYTES_PER_DESC;
+        let per_desc = self.tx_per_desc.load(Relaxed).max(1) as usize;
+        let need = TX_STOP_FREE + skb.len() as usize / per_desc;
         if tx.free() < need.min(vn.tx_size()) {
             tx.stop();
             self.kick_tx(tx);
@@ -772,12 +822,20 @@ impl vnet::Driver for Native {
         self.zf.counters.snapshot(out);
     }
 
-    fn sysfs_show(&self, idx: usize, out: &mut TextBuf<'_>) -> Result {
-        self.zf.show_setting(idx, out)
+    fn sysfs_show(&self, _vn: &Vnet, idx: usize, out: &mut TextBuf<'_>) -> Result {
+        self.zf.show_setting(idx, out, self.wire_mtu.load(Relaxed))
     }
 
-    fn sysfs_store(&self, idx: usize, input: &[u8]) -> Result {
-        self.zf.store_setting(idx, input)
+    fn sysfs_store(&self, vn: &Vnet, idx: usize, input: &[u8]) -> Result {
+        if idx != attr::WIRE_MTU {
+            return self.zf.store_setting(idx, input);
+        }
+        let Ok(mtu) = parse_u32(input, MIN_WIRE_MTU, vnet::MAX_MTU as u32) else {
+            vn.netdev().warn(WIRE_MTU_RANGE);
+            return Err(EINVAL);
+        };
+        self.set_wire_mtu(vn, mtu);
+        Ok(())
     }
 
     fn rx_usecs(&self) -> u32 {

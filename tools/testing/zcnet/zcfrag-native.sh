@@ -243,6 +243,72 @@ wait_for "the grant released" sh -c "[ \"\$(ip netns exec $B ethtool -S zf1 | aw
 out=$(ip netns exec $A zcctl frag 2>&1)
 case "$out" in *"$ZC_IF_A: native on $VD, mtu 4148"*) t_ok "zcctl frag lists the native device" ;;
   *) t_fail "zcctl frag lists the native device" "$out" ;; esac
+# (c2) The wire's MTU: a stacked device's is its lower device's (shown,
+# not set); the native device's is the sysfs setting wire_mtu. Both ends on
+# a 1000-byte wire: va cuts fragments for it and speculates on zf1's; then
+# both go back to 1500 in the middle of a transfer, with chains for the old
+# trains in flight (each is checked against the trains it was posted for).
+zsv() { ip netns exec $B cat /sys/class/net/zf1/zcfrag/$1 2>/dev/null; }
+t_expect "sysfs: the native device's wire_mtu is 1500" 1500 "$(sv wire_mtu)"
+t_expect "sysfs: the stacked zf1's wire_mtu is its lower device's MTU" 1500 "$(zsv wire_mtu)"
+for bad in 575 4199 1x; do
+  if ip netns exec $A sh -c "echo $bad > $sys/wire_mtu" 2>/dev/null; then
+    t_fail "sysfs: wire_mtu $bad is refused (EINVAL)"
+  else
+    t_ok "sysfs: wire_mtu $bad is refused (EINVAL)"
+  fi
+done
+dmesg | grep -q "zcfrag: $ZC_IF_A: wire_mtu must be 576 to 4198" &&
+  t_ok "the refusal is logged, with the range" || t_fail "the refusal is logged" "$(dmesg | tail -3)"
+# (bash, not sh: dash's echo reports every write error as EIO)
+err=$(ip netns exec $B bash -c "echo 1000 > /sys/class/net/zf1/zcfrag/wire_mtu" 2>&1)
+case "$?:$err" in 0:*) t_fail "sysfs: a stacked device's wire_mtu is refused (EOPNOTSUPP)" ;;
+  *"not supported"*) t_ok "sysfs: a stacked device's wire_mtu is refused (EOPNOTSUPP)" ;;
+  *) t_fail "sysfs: a stacked device's wire_mtu is refused (EOPNOTSUPP)" "$err" ;; esac
+ip -n $B link set $ZC_IF_B mtu 1000
+ip netns exec $A sh -c "echo 1000 > $sys/wire_mtu"
+t_expect "sysfs: wire_mtu 1000 written" 1000 "$(sv wire_mtu)"
+t_expect "sysfs: zf1's wire_mtu follows its lower device" 1000 "$(zsv wire_mtu)"
+n0=$(st $A $ZC_IF_A tx_fragments) q0=$(st $A $ZC_IF_A tx_fragmented_packets) t0=$(st $B zf1 zc_successful)
+tcp_xfer $A $B $ZC_IP_B $((16 << 20)) "TCP 16 MiB native -> stacked on a 1000-byte wire, byte-exact"
+n1=$(st $A $ZC_IF_A tx_fragments) q1=$(st $A $ZC_IF_A tx_fragmented_packets) t1=$(st $B zf1 zc_successful)
+# A page segment (4128 bytes of IPv4 payload) is 3 fragments of 1480 bytes
+# on a 1500-byte wire, 5 of 976 on this one.
+fpp=$(( (n1 - n0) * 10 / ((q1 - q0) > 0 ? (q1 - q0) : 1) ))
+echo "# va: $((n1 - n0)) fragments for $((q1 - q0)) packets; zf1: $((t1 - t0)) page trains"
+[ "$fpp" -ge 45 ] && t_ok "va cut fragments for the 1000-byte wire ($((fpp / 10)).$((fpp % 10)) a packet)" ||
+  t_fail "va cut fragments for the 1000-byte wire" "$((n1 - n0)) fragments, $((q1 - q0)) packets"
+[ $((t1 - t0)) -ge 2000 ] && t_ok "zf1 delivered va's 5-fragment trains as page packets ($((t1 - t0)))" ||
+  t_fail "zf1 delivered va's trains as page packets" "zc_successful $t0 -> $t1"
+pl0=$(st $A $ZC_IF_A rx_placed_bytes)
+XFER_BLOCK=65536 tcp_xfer $B $A $ZC_IP_A $((16 << 20)) "TCP 16 MiB stacked -> native on a 1000-byte wire, byte-exact"
+pl1=$(st $A $ZC_IF_A rx_placed_bytes)
+pm=$(( (pl1 - pl0) * 1000 / (16 << 20) ))
+[ "$pm" -ge 900 ] && t_ok "va's device placed the payload of the 1000-byte wire's trains ($((pm / 10)).$((pm % 10))%)" ||
+  t_fail "va's device placed the payload of the 1000-byte wire's trains" "placed $((pl1 - pl0)) of $((16 << 20))"
+# Back to 1500 on both ends once 2 MiB of a 16 MiB transfer are placed;
+# vb's egress is paced (netem rate, no loss) so that most of it comes after.
+ip netns exec $B tc qdisc replace dev $ZC_IF_B root netem rate 40mbit limit 10000
+rm -f /tmp/wire-flip
+(
+  for i in $(seq 600); do
+    [ "$(st $A $ZC_IF_A rx_placed_bytes)" -ge $((pl1 + (2 << 20))) ] && break
+    sleep 0.05
+  done
+  ip -n $B link set $ZC_IF_B mtu 1500
+  ip netns exec $A sh -c "echo 1500 > $sys/wire_mtu"
+  st $A $ZC_IF_A rx_placed_bytes > /tmp/wire-flip
+) &
+flip=$!
+XFER_BLOCK=65536 tcp_xfer $B $A $ZC_IP_A $((16 << 20)) "TCP 16 MiB stacked -> native, both ends back to a 1500-byte wire mid-stream, byte-exact"
+wait $flip
+ip netns exec $B tc qdisc del dev $ZC_IF_B root
+pl2=$(st $A $ZC_IF_A rx_placed_bytes) fl=$(cat /tmp/wire-flip 2>/dev/null)
+echo "# placed: $((pl2 - pl1)) bytes of 16 MiB, $((pl2 - ${fl:-$pl2})) after the change"
+t_expect "sysfs: wire_mtu back to 1500" 1500 "$(sv wire_mtu)"
+[ -n "$fl" ] && [ $((pl2 - fl)) -ge $((4 << 20)) ] &&
+  t_ok "speculation followed the wire back to 1500 mid-stream ($((pl2 - fl)) bytes placed after)" ||
+  t_fail "speculation followed the wire back to 1500 mid-stream" "flip at ${fl:-never}, placed $pl1 -> $pl2"
 ip -n $B link del zf1
 ip -n $B addr add $ZC_IP_B/24 dev $ZC_IF_B
 ip netns exec $A ip neigh flush dev $ZC_IF_A

@@ -163,6 +163,7 @@ fn frag(only: Option<&str>) -> i32 {
             "admission",
             "implicit_admission",
             "grant_timeout_ms",
+            "wire_mtu",
         ] {
             if let Some(v) = read(&dir.join(k)) {
                 println!("  {k:<28} {v:>14}");
