@@ -26,7 +26,7 @@ use crate::errno;
 use crate::stat::{self, s};
 use crate::uapi;
 use crate::wire::{
-    crc32c::Crc32c,
+    crc32c::{self, Crc32c},
     ddp::{self, Header},
     mpa::{self, Fpdu, FpduError, FpduParser, Framing},
     rdmap::{self, Opcode, ReadRequest, Segment},
@@ -1316,7 +1316,10 @@ impl Qp {
                     }
                     Err(e) => {
                         match e {
-                            FpduError::Crc => stat::add(sk.net(), s::CRC_ERRORS, 1),
+                            FpduError::Crc => {
+                                stat::add(sk.net(), s::CRC_ERRORS, 1);
+                                log_crc_error(sk, p.fpdu_start(), &fbuf);
+                            }
                             FpduError::Marker => stat::add(sk.net(), s::MARKER_ERRORS, 1),
                             _ => {}
                         }
@@ -1681,4 +1684,31 @@ impl Qp {
     pub(crate) fn error(&self) -> Result {
         self.ready()
     }
+}
+
+/// Logs an FPDU the parser refused for its CRC, as assembled in `fbuf`
+/// (markers removed): where it began, both CRCs, its first bytes, and
+/// whether its first 16 bytes (MPA length, DDP and RDMAP control, the
+/// queue, MSN and MO or the STag and TO) occur again inside it, as they do
+/// when its sender sent part of it and then all of it again.
+fn log_crc_error(sk: &RxLocked<'_>, start: u32, fbuf: &[u8]) {
+    let Some(&[a, b]) = fbuf.get(..mpa::HDR_LEN) else {
+        return;
+    };
+    let total = mpa::fpdu_len(usize::from(u16::from_be_bytes([a, b])));
+    let Some(f) = fbuf.get(..total) else {
+        return;
+    };
+    let (body, field) = f.split_at(total - mpa::CRC_LEN);
+    let Ok(field) = <[u8; 4]>::try_from(field) else {
+        return;
+    };
+    sk.log_crc(
+        start,
+        total as u32,
+        crc32c::checksum(body),
+        crc32c::from_wire(field),
+        f,
+        mpa::header_recurs(f, 16),
+    );
 }

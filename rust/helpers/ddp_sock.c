@@ -212,13 +212,18 @@ void zcnet_helper_ddp_log_term(const struct sock *sk, u8 layer, u8 etype, u8 eco
 }
 
 void zcnet_helper_ddp_log_crc(const struct sock *sk, u32 pos, u32 len, u32 got, u32 want,
-			      const u8 *head, size_t head_len)
+			      const u8 *head, size_t head_len, int recurs)
 {
 	struct sockaddr_storage peer = {};
 
 	zcnet_ddp_peer(sk, &peer);
-	pr_info_ratelimited("zcddp: CRC of the FPDU from %pISpc at stream byte %u (%u bytes) is %08x, it carries %08x; it begins %*ph\n",
-			    &peer, pos, len, got, want, (int)min_t(size_t, head_len, 32), head);
+	if (recurs < 0)
+		pr_info_ratelimited("zcddp: CRC of the FPDU from %pISpc at stream byte %u (%u bytes) is %08x, it carries %08x; it begins %*ph\n",
+				    &peer, pos, len, got, want, (int)min_t(size_t, head_len, 32), head);
+	else
+		pr_info_ratelimited("zcddp: CRC of the FPDU from %pISpc at stream byte %u (%u bytes) is %08x, it carries %08x; it begins %*ph, and its first 16 bytes recur at its byte %d (sent in part, then again?)\n",
+				    &peer, pos, len, got, want, (int)min_t(size_t, head_len, 32), head,
+				    recurs);
 }
 
 void zcnet_helper_ddp_nodelay(struct sock *sk)

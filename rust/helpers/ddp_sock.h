@@ -44,10 +44,11 @@ void zcnet_helper_ddp_nodelay(struct sock *sk);
  * was parsed then (bytes after start-up). */
 void zcnet_helper_ddp_log_term(const struct sock *sk, u8 layer, u8 etype, u8 ecode, u32 pos);
 /* Logs (rate-limited) an FPDU of len bytes at stream byte pos whose CRC
- * over TCP's queue is not the one it carries (want), with its first
- * head_len bytes (at most 32). */
+ * (got) is not the one it carries (want), with its first head_len bytes
+ * (at most 32) and, when recurs >= 0, the offset inside it at which its
+ * first 16 bytes occur again. */
 void zcnet_helper_ddp_log_crc(const struct sock *sk, u32 pos, u32 len, u32 got, u32 want,
-			      const u8 *head, size_t head_len);
+			      const u8 *head, size_t head_len, int recurs);
 /* msecs_to_jiffies(ms) */
 long zcnet_helper_ddp_ms_to_jiffies(unsigned int ms);
 

@@ -708,6 +708,15 @@ pub fn parse_fpdu(
     Ok(Some((body.get(HDR_LEN..HDR_LEN + u).unwrap_or(&[]), total)))
 }
 
+/// Where the first `head` bytes of `fpdu` occur again inside it, if they
+/// do: an FPDU whose CRC fails because its sender sent part of it, then
+/// all of it again, carries its own header a second time (a diagnostic for
+/// the error path, not for the data path).
+pub fn header_recurs(fpdu: &[u8], head: usize) -> Option<usize> {
+    let h = fpdu.get(..head).filter(|h| !h.is_empty())?;
+    (1..fpdu.len().saturating_sub(head) + 1).find(|&i| fpdu.get(i..i + head) == Some(h))
+}
+
 /// A complete FPDU assembled by [`FpduParser`] in the caller's buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fpdu {
@@ -793,6 +802,12 @@ impl FpduParser {
     /// Stream position of the next byte expected.
     pub const fn position(&self) -> u32 {
         self.pos
+    }
+
+    /// Stream position of the first byte of the FPDU being received (or
+    /// the one that failed).
+    pub const fn fpdu_start(&self) -> u32 {
+        self.start
     }
 
     /// True between FPDUs (nothing of the next one received yet, markers
@@ -968,6 +983,24 @@ pub fn strip_markers(wire: &[u8], start: u32, out: &mut [u8]) -> usize {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn header_recurs_finds_a_resent_fpdu() {
+        let mut f = [0u8; 64];
+        for (i, b) in f.iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        assert_eq!(header_recurs(&f, 18), None);
+        // 30 bytes of the FPDU, then all of it again.
+        let mut g = [0u8; 64];
+        g[..30].copy_from_slice(&f[..30]);
+        g[30..].copy_from_slice(&f[..34]);
+        assert_eq!(header_recurs(&g, 18), Some(30));
+        assert_eq!(header_recurs(&g[..47], 18), None);
+        assert_eq!(header_recurs(&g[..48], 18), Some(30));
+        assert_eq!(header_recurs(&[], 18), None);
+        assert_eq!(header_recurs(&f, 0), None);
+    }
+
     use super::*;
 
     #[test]

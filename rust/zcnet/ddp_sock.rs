@@ -97,9 +97,18 @@ impl RxLocked<'_> {
     }
 
     /// Logs (rate-limited) an FPDU of `len` bytes at stream byte `pos`
-    /// whose CRC over TCP's queue is `got` where it carries `want`, with
-    /// its first bytes `head` (up to 32 shown).
-    pub fn log_crc(&self, pos: u32, len: u32, got: u32, want: u32, head: &[u8]) {
+    /// whose CRC is `got` where it carries `want`, with its first bytes
+    /// `head` (up to 32 shown) and where its first 16 bytes occur again
+    /// inside it, if that was looked for and they do.
+    pub fn log_crc(
+        &self,
+        pos: u32,
+        len: u32,
+        got: u32,
+        want: u32,
+        head: &[u8],
+        recurs: Option<usize>,
+    ) {
         // SAFETY: By the type invariant TCP's queues hold still (`RxLocked`); `head` is valid for
         // its length, which the helper reads at most.
         unsafe {
@@ -111,6 +120,7 @@ impl RxLocked<'_> {
                 want,
                 head.as_ptr(),
                 head.len(),
+                recurs.map_or(-1, |r| r.min(i32::MAX as usize) as i32),
             )
         }
     }

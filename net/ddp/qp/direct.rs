@@ -167,7 +167,7 @@ impl Qp {
                 Ok(Some(c)) => {
                     // The staging path sees the same bytes and terminates
                     // (a corrupted FPDU, or a stream read out of step).
-                    sk.log_crc(start, total as u32, c, crc32c::from_wire(field), &h);
+                    sk.log_crc(start, total as u32, c, crc32c::from_wire(field), &h, None);
                     return self.stage(s::RX_STAGED_FRAMING, total);
                 }
                 // The staging path finds the error and terminates.

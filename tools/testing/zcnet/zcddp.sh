@@ -664,8 +664,14 @@ bg 3 data_case "Write of 1 KiB to an unknown STag (direct)" "1 1 0" lwr write-ba
 bg 4 data_case "Write of 1 KiB without remote write access (direct)" "0 1 2" lr write-big
 bg 5 data_case "Write of 1 KiB with a payload bit flipped, CRC" "2 0 2" lwr bad-crc-big-crc
 bg 6 data_case "a Send of 1 KiB longer than the receive (direct)" "1 2 5" lwr send-toolong-big
+bg 7 data_case "a Write of 1 KiB sent in part, then whole (a sender's race), CRC" "2 0 2" lwr resent-big-crc
 bg_collect
-t_expect "  the corrupted FPDU counted as a CRC error" $((before + 1)) "$(procv b ZcddpCrcErrors)"
+t_expect "  the corrupted FPDUs counted as CRC errors" $((before + 2)) "$(procv b ZcddpCrcErrors)"
+# The log says where, both CRCs, and that the FPDU's header recurs inside
+# it: the mark of a sender that sent part of an FPDU, then all of it.
+dmesg | grep -q "zcddp: CRC of the FPDU from .* its first 16 bytes recur at its byte 600" &&
+  t_ok "  the log line for the resent FPDU says its header recurs at byte 600" ||
+  t_fail "  the log line for the resent FPDU says its header recurs" "$(dmesg | grep 'zcddp: CRC' | tail -3)"
 t_expect "  ZcddpRxBytesDirect: the good Write's 1024 bytes, nothing of the refused ones" 1024 $(( $(procv b ZcddpRxBytesDirect) - d0 ))
 # Another connection's STag: a second zcddp socket (port+1) registers too;
 # its STag and address, named on the first connection, are unknown there.

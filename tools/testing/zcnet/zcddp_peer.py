@@ -266,6 +266,12 @@ def data(s, mode, path):
         elif m == "bad-crc-big":
             # One payload bit flipped after the CRC was made.
             f = f[:300] + bytes([f[300] ^ 0x01]) + f[301:]
+        elif m == "resent-big":
+            # Its first 600 bytes, then all of it again: what a sender
+            # that sends an FPDU twice from a partial send puts on the
+            # wire (the receiver sees an FPDU whose CRC fails and whose
+            # header recurs at its byte 600).
+            f = f[:600] + f
         pos += len(f)
         s.sendall(f)
 
@@ -325,6 +331,8 @@ def data(s, mode, path):
         send(tagged(0, stag ^ 0x80000000, base, True) + b"X" * 1024)
     elif m == "bad-crc-big":
         send(tagged(0, stag, base, True) + b"C" * 1024)
+    elif m == "resent-big":
+        send(tagged(0, stag, base, True) + b"R" * 1024)
     elif m == "send-toolong-big":
         send(untagged(3, 0, 1, 0) + b"L" * 1024)
     elif m == "write-oob":
