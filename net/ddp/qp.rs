@@ -532,13 +532,23 @@ impl Qp {
     /// when the send queue is full.
     pub(crate) fn post_send(&mut self, sk: &Locked<'_>, w: &uapi::Send) -> Result {
         self.ready()?;
-        self.pump(sk);
-        self.ready()?;
         let read = match w.opcode {
             uapi::WR_SEND | uapi::WR_SEND_SE | uapi::WR_SEND_INV | uapi::WR_WRITE => false,
             uapi::WR_READ => true,
             _ => return Err(EINVAL),
         };
+        // What arrives is taken in data_ready and the work item, so a post
+        // makes progress first only when it would otherwise fail for room
+        // (completions reaped, Read Responses taken): one post of a small
+        // Write then costs no pass over the receive path (a tenth of its
+        // latency under TCG, zcddp.rst "Small Writes").
+        if self.sq.is_full()
+            || self.outstanding() >= uapi::CQ_DEPTH
+            || (read && self.orq.len() >= usize::from(self.ord))
+        {
+            self.pump(sk);
+            self.ready()?;
+        }
         if self.sq.is_full() {
             return Err(ENOMEM);
         }
