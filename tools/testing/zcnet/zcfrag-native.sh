@@ -286,29 +286,48 @@ pl1=$(st $A $ZC_IF_A rx_placed_bytes)
 pm=$(( (pl1 - pl0) * 1000 / (16 << 20) ))
 [ "$pm" -ge 900 ] && t_ok "va's device placed the payload of the 1000-byte wire's trains ($((pm / 10)).$((pm % 10))%)" ||
   t_fail "va's device placed the payload of the 1000-byte wire's trains" "placed $((pl1 - pl0)) of $((16 << 20))"
-# Back to 1500 on both ends once 2 MiB of a 16 MiB transfer are placed;
-# vb's egress is paced (netem rate, no loss) so that most of it comes after.
-ip netns exec $B tc qdisc replace dev $ZC_IF_B root netem rate 40mbit limit 10000
-rm -f /tmp/wire-flip
-(
-  for i in $(seq 600); do
-    [ "$(st $A $ZC_IF_A rx_placed_bytes)" -ge $((pl1 + (2 << 20))) ] && break
-    sleep 0.05
-  done
-  ip -n $B link set $ZC_IF_B mtu 1500
-  ip netns exec $A sh -c "echo 1500 > $sys/wire_mtu"
-  st $A $ZC_IF_A rx_placed_bytes > /tmp/wire-flip
-) &
-flip=$!
-XFER_BLOCK=65536 tcp_xfer $B $A $ZC_IP_A $((16 << 20)) "TCP 16 MiB stacked -> native, both ends back to a 1500-byte wire mid-stream, byte-exact"
-wait $flip
-ip netns exec $B tc qdisc del dev $ZC_IF_B root
-pl2=$(st $A $ZC_IF_A rx_placed_bytes) fl=$(cat /tmp/wire-flip 2>/dev/null)
-echo "# placed: $((pl2 - pl1)) bytes of 16 MiB, $((pl2 - ${fl:-$pl2})) after the change"
+# Back to 1500 on both ends in the middle of one connection: vb sends the
+# first half of the 16 MiB, va's receive chains for the 1000-byte trains
+# still posted, both ends change, then vb sends the rest.
+port=$((7000 + RANDOM % 1000))
+rm -f /tmp/flip-half /tmp/flip-go
+ip netns exec $A bash -c "socat -u TCP-LISTEN:$port,reuseaddr - | sha256sum > /tmp/rx-sum" &
+rx=$!
+ip netns exec $B python3 - "$ZC_IP_A" $port <<'PY' &
+import os, socket, sys, time
+d = open("/tmp/tx", "rb").read()
+h = len(d) // 2
+for _ in range(400):
+    try:
+        s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+        break
+    except OSError:
+        time.sleep(0.05)
+s.sendall(d[:h])
+open("/tmp/flip-half", "w").close()
+for _ in range(2400):
+    if os.path.exists("/tmp/flip-go"):
+        break
+    time.sleep(0.05)
+s.sendall(d[h:])
+s.close()
+PY
+tx=$!
+for i in $(seq 2400); do [ -e /tmp/flip-half ] && break; sleep 0.05; done
+ip -n $B link set $ZC_IF_B mtu 1500
+ip netns exec $A sh -c "echo 1500 > $sys/wire_mtu"
+fl=$(st $A $ZC_IF_A rx_placed_bytes)
+touch /tmp/flip-go
+wait $tx
+wait $rx
+t_expect "TCP 16 MiB stacked -> native, both ends back to a 1500-byte wire mid-stream, byte-exact" \
+  "$(cat /tmp/tx.sum)" "$(cut -d' ' -f1 /tmp/rx-sum)"
+pl2=$(st $A $ZC_IF_A rx_placed_bytes)
+echo "# placed: $((pl2 - pl1)) bytes of 16 MiB, $((pl2 - fl)) after the change"
 t_expect "sysfs: wire_mtu back to 1500" 1500 "$(sv wire_mtu)"
-[ -n "$fl" ] && [ $((pl2 - fl)) -ge $((4 << 20)) ] &&
+[ $((pl2 - fl)) -ge $((4 << 20)) ] &&
   t_ok "speculation followed the wire back to 1500 mid-stream ($((pl2 - fl)) bytes placed after)" ||
-  t_fail "speculation followed the wire back to 1500 mid-stream" "flip at ${fl:-never}, placed $pl1 -> $pl2"
+  t_fail "speculation followed the wire back to 1500 mid-stream" "placed $pl1 -> $fl at the change -> $pl2"
 ip -n $B link del zf1
 ip -n $B addr add $ZC_IP_B/24 dev $ZC_IF_B
 ip netns exec $A ip neigh flush dev $ZC_IF_A
