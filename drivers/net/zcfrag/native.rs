@@ -77,9 +77,6 @@ pub(crate) struct Native {
     rxq: KVec<Pin<KBox<RxQueue>>>,
     /// The `wire_mtu` setting.
     wire_mtu: Atomic<u32>,
-    /// Bytes of a packet a transmit descriptor stands for (room the
-    /// transmit path asks for: [`tx_bytes_per_desc`]).
-    tx_per_desc: Atomic<u32>,
     stats: DevStats,
 }
 
@@ -551,9 +548,7 @@ impl Native {
     /// for it at once; each queue's receive speculation follows it.
     fn set_wire_mtu(&self, vn: &Vnet, wire_mtu: u32) {
         self.wire_mtu.store(wire_mtu, Relaxed);
-        let per_desc = tx_bytes_per_desc(wire_mtu);
-        self.tx_per_desc.store(per_desc, Relaxed);
-        vn.set_tx_bytes_per_desc(per_desc);
+        vn.set_tx_bytes_per_desc(tx_bytes_per_desc(wire_mtu));
         for q in self.rxq.iter() {
             // The poll takes the lock in softirq.
             let _bh = BhGuard::new();
@@ -696,7 +691,6 @@ impl vnet::Driver for Native {
             zf <- ZcFrag::init(),
             rxq: rxq?,
             wire_mtu: Atomic::new(WIRE_MTU),
-            tx_per_desc: Atomic::new(tx_bytes_per_desc(WIRE_MTU)),
             stats: DevStats::new(),
         })
     }
@@ -718,7 +712,7 @@ impl vnet::Driver for Native {
         // Room for a whole packet's fragments, or the stack waits.
         // (A TSO packet needing more than the ring holds was segmented by
         // the core: ndo_features_check, rust/helpers/vnet.c.)
-        let per_desc = self.tx_per_desc.load(Relaxed).max(1) as usize;
+        let per_desc = tx_bytes_per_desc(self.wire_mtu.load(Relaxed)).max(1) as usize;
         let need = TX_STOP_FREE + skb.len() as usize / per_desc;
         if tx.free() < need.min(vn.tx_size()) {
             tx.stop();
