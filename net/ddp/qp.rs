@@ -539,9 +539,9 @@ impl Qp {
         };
         // What arrives is taken in data_ready and the work item, so a post
         // makes progress first only when it would otherwise fail for room
-        // (completions reaped, Read Responses taken): one post of a small
-        // Write then costs no pass over the receive path (a tenth of its
-        // latency under TCG, zcddp.rst "Small Writes").
+        // (completions reaped, Read Responses taken): a small Write's post
+        // then makes no pass over the receive path (zcddp.rst "Small
+        // Writes").
         if self.sq.is_full()
             || self.outstanding() >= uapi::CQ_DEPTH
             || (read && self.orq.len() >= usize::from(self.ord))

@@ -714,7 +714,10 @@ pub fn parse_fpdu(
 /// the error path, not for the data path).
 pub fn header_recurs(fpdu: &[u8], head: usize) -> Option<usize> {
     let h = fpdu.get(..head).filter(|h| !h.is_empty())?;
-    (1..fpdu.len().saturating_sub(head) + 1).find(|&i| fpdu.get(i..i + head) == Some(h))
+    fpdu.windows(head)
+        .skip(1)
+        .position(|w| w == h)
+        .map(|i| i + 1)
 }
 
 /// A complete FPDU assembled by [`FpduParser`] in the caller's buffer.
