@@ -41,6 +41,7 @@ bytes are the standard's. Prints one line about what it saw ("rtr ok",
 not what the mode expects.
 """
 import os
+import re
 import socket
 import subprocess
 import struct
@@ -421,8 +422,16 @@ def stall(addr, port):
     """Answers two zcddp initiators and never reads after start-up."""
     l = socket.socket()
     l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    # A small window: the sender's queue fills after a few FPDUs.
-    l.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    # A small receive buffer: the sender's queue fills after a few FPDUs
+    # (TCP and this buffer hold less than one 64 KiB Write). Not smaller:
+    # an unread skb of a zero-copy page copied on delivery costs about
+    # 6.6 KiB of truesize for 1448 bytes, TCP measures that ratio (0.22)
+    # and clamps the window to it; with 4 KiB (8 KiB of rcvbuf) the clamp
+    # fell below one MSS (1760 bytes), the sender went into TCP's persist
+    # state, one window probe per RTO, and the drain below could take
+    # longer than the test waits (CI at stops 22 and 26). With 16 KiB the
+    # clamp stays above two segments.
+    l.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
     l.bind((addr, port))
     l.listen(3)
     for hold, how in ((2.0, "reset"), (4.0, "close"), (0.3, "trickle"), (0, "drain")):
@@ -584,7 +593,7 @@ def sqfull(addr, port, depth):
     stalled = "yes" if p.poll(500) else "no"
     ctl = socket.create_connection((addr, port))
     ctl.sendall(b"g")
-    posts, spurious, first, slow = 0, 0, None, 0
+    posts, spurious, first, slow, diag = 0, 0, None, 0, "-"
     t = time.monotonic()
     while posts < 2 * depth and time.monotonic() - t < 20:
         if not p.poll(5000):
@@ -592,12 +601,18 @@ def sqfull(addr, port, depth):
             # prints it), and wait on, to tell a slow path from a stall.
             slow += 1
             if slow == 1:
+                conns = open("/proc/net/zcddp_conns").read()
+                ss = subprocess.run(["ss", "-tnie", "dport = :%d" % port], capture_output=True,
+                                    text=True).stdout
                 with open("/tmp/zq_diag", "w") as f:
-                    f.write(open("/proc/net/zcddp_conns").read())
+                    f.write(conns)
                     f.write(open("/proc/net/zcddp_stat").read())
-                    f.flush()
-                    subprocess.run(["ss", "-tnie", "dport = :%d" % port], stdout=f,
-                                   stderr=subprocess.STDOUT)
+                    f.write(ss)
+                # The gist, for the test's own line (CI shows only that):
+                # the queue, TCP's timer, window and unsent bytes.
+                gist = re.findall(r"\bsq=\S+", conns)[:1]
+                gist += re.findall(r"\b(?:timer:\(\w+|snd_wnd:\d+|notsent:\d+|mss:\d+)", ss)
+                diag = ",".join(g.replace("timer:(", "timer:") for g in gist)
             continue
         if first is None:
             first = (time.monotonic() - t) * 1000
@@ -612,8 +627,9 @@ def sqfull(addr, port, depth):
                 break
             spurious += 1
     print("out_full=%s out_stalled=%s out_posts=%d out_spurious=%d out_first_ms=%.0f out_ms=%.0f "
-          "out_slow=%d" % (err, stalled, posts, spurious, first if first is not None else -1,
-                           (time.monotonic() - t) * 1000, slow))
+          "out_slow=%d out_diag=%s" % (err, stalled, posts, spurious,
+                                       first if first is not None else -1,
+                                       (time.monotonic() - t) * 1000, slow, diag))
     s.close()
     ctl.close()
     return 0
