@@ -114,6 +114,7 @@ impl core::ops::DerefMut for QpGuard<'_, '_> {
 impl Drop for QpGuard<'_, '_> {
     fn drop(&mut self) {
         self.g.flush_counts(self.sk);
+        self.g.publish();
         self.sk.set_readable(self.g.readable());
         self.sk.set_writable(self.g.writable());
         if self.ctx.waiting.xchg(0, Relaxed) != 0 {
@@ -382,7 +383,8 @@ impl Ulp for ZcDdp {
             | uapi::POST_RECV
             | uapi::POST_RECV_SG
             | uapi::POST_SEND
-            | uapi::POLL_CQ => crate::verbs::call(sk, ctx, name, val),
+            | uapi::POLL_CQ
+            | uapi::CQ_RING => crate::verbs::call(sk, ctx, name, val),
             _ => Err(errno::enoprotoopt()),
         }
     }

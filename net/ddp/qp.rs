@@ -39,6 +39,7 @@ use crate::zcnet::ulp::{Locked, RxLocked};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
+mod cq_ring;
 mod direct;
 mod fifo;
 mod ooo;
@@ -201,6 +202,9 @@ pub(crate) struct Qp {
     rq: Fifo<Recv>,
     orq: Fifo<ReadOut>,
     cq: Fifo<Cqe>,
+    /// The completion ring, once the application set one: the
+    /// completions in `cq` move there when the data path is let go.
+    ring: Option<cq_ring::CqRing>,
     /// The send queue and the inbound Read queue (Read Responses owed).
     sq: Fifo<Wqe>,
     irq: Fifo<Wqe>,
@@ -289,6 +293,7 @@ impl Qp {
             rq: Fifo::new(),
             orq: Fifo::new(),
             cq: Fifo::new(),
+            ring: None,
             sq: Fifo::new(),
             irq: Fifo::new(),
             sq_signaled: 0,
@@ -471,6 +476,10 @@ impl Qp {
             .iter()
             .position(|r| r.stag == stag)
             .ok_or(EINVAL)?;
+        // The completion ring's pages stay while it is set.
+        if self.ring_stag() == Some(stag) {
+            return Err(EBUSY);
+        }
         // Out-of-order records name STags: the in-order path copies again.
         if let Some(o) = self.ooo.as_mut() {
             o.forget();
@@ -504,8 +513,14 @@ impl Qp {
         if self.error != 0 {
             return Err(Error::from_errno(self.error));
         }
-        self.pump(sk);
         self.queues()?;
+        // As for a post of a Send: progress first only when it would
+        // otherwise fail for room (completions reaped, the receive path
+        // run); a receive reposted per message then makes no pass over
+        // the data path.
+        if self.rq.len() >= uapi::RQ_DEPTH || self.outstanding() >= uapi::CQ_DEPTH {
+            self.pump(sk);
+        }
         if self.rq.len() >= uapi::RQ_DEPTH || self.outstanding() >= uapi::CQ_DEPTH {
             return Err(errno::enospc());
         }
@@ -1263,7 +1278,7 @@ impl Qp {
     /// sends (a Terminate or a Read Response waits for `flush`).
     fn pump_rx(&mut self, sk: &RxLocked<'_>) {
         if let (Some(o), Some(p)) = (self.ooo.as_mut(), self.parser.as_ref()) {
-            o.sync(sk.rcv_seqs().0, p.position());
+            o.sync(|| sk.rcv_seqs().0, p.position());
         }
         let mut stage = core::mem::take(&mut self.stage);
         let mut fbuf = core::mem::take(&mut self.fbuf);
@@ -1594,9 +1609,11 @@ impl Qp {
         let mut flags = 0;
         let mut inv = 0;
         if let Some(stag) = seg.invalidate_stag() {
+            // Nor the completion ring's (it stays valid while set).
+            let ring = self.ring_stag();
             let r = self
                 .region(stag)
-                .filter(|r| r.access & uapi::ACCESS_NO_REMOTE_INV == 0)
+                .filter(|r| r.access & uapi::ACCESS_NO_REMOTE_INV == 0 && ring != Some(r.stag))
                 .ok_or(Fault(TermCode::RDMAP_CANNOT_INVALIDATE))?;
             r.valid = false;
             flags |= uapi::WC_INVALIDATED;
@@ -1674,7 +1691,7 @@ impl Qp {
     /// What poll/epoll report as readable: completions to poll, or (in
     /// RDMA mode) the connection failed.
     pub(crate) fn readable(&self) -> bool {
-        !self.cq.is_empty() || (self.live && self.error != 0)
+        self.completions_waiting() || (self.live && self.error != 0)
     }
 
     /// What poll/epoll report as writable (with TCP's stream writeable):
@@ -1687,7 +1704,7 @@ impl Qp {
 
     /// Completions are waiting, or the connection failed.
     pub(crate) fn done_waiting(&self) -> bool {
-        !self.cq.is_empty() || self.error != 0 || !self.live
+        self.completions_waiting() || self.error != 0 || !self.live
     }
 
     /// The error to report once no completion is left.

@@ -42,6 +42,7 @@ pub(crate) const POST_SEND: i32 = ext::ZCDDP_POST_SEND as i32;
 pub(crate) const POLL_CQ: i32 = ext::ZCDDP_POLL_CQ as i32;
 pub(crate) const SEND_QUEUE: i32 = ext::ZCDDP_SEND_QUEUE as i32;
 pub(crate) const OOO: i32 = ext::ZCDDP_OOO as i32;
+pub(crate) const CQ_RING: i32 = ext::ZCDDP_CQ_RING as i32;
 pub(crate) const RQ_DEPTH: usize = ext::ZCDDP_RQ_DEPTH as usize;
 pub(crate) const SQ_DEPTH: usize = ext::ZCDDP_SQ_DEPTH as usize;
 pub(crate) const SQ_DEPTH_MAX: usize = ext::ZCDDP_SQ_DEPTH_MAX as usize;
@@ -229,6 +230,33 @@ impl Poll {
         })
     }
 }
+
+/// `struct zcddp_ring`.
+pub(crate) struct Ring {
+    pub(crate) addr: u64,
+    pub(crate) entries: u32,
+    pub(crate) lkey: u32,
+}
+
+impl Ring {
+    pub(crate) fn parse(b: &[u8]) -> Option<Self> {
+        use ext::zcddp_ring as C;
+        let f = Fields(b);
+        Some(Self {
+            addr: f.u64(offset_of!(C, addr))?,
+            entries: f.u32(offset_of!(C, entries))?,
+            lkey: f.u32(offset_of!(C, lkey))?,
+        })
+    }
+}
+
+/// `struct zcddp_cq_ring`: where its head and tail are, and its entries.
+pub(crate) const RING_HEAD: u64 = offset_of!(ext::zcddp_cq_ring, head) as u64;
+pub(crate) const RING_TAIL: u64 = offset_of!(ext::zcddp_cq_ring, tail) as u64;
+pub(crate) const RING_CQES: u64 = size_of::<ext::zcddp_cq_ring>() as u64;
+pub(crate) const CQE_LEN: u64 = size_of::<ext::zcddp_cqe>() as u64;
+/// The ring's alignment in memory (a cache line for each index).
+pub(crate) const RING_ALIGN: u64 = 64;
 
 /// `struct zcddp_cqe`'s bytes.
 pub(crate) fn cqe_bytes(c: &crate::qp::Cqe) -> [u8; size_of::<ext::zcddp_cqe>()] {

@@ -64,6 +64,10 @@ pub(crate) fn call(sk: &Locked<'_>, ctx: &Ctx, name: i32, val: &[u8]) -> Result 
             ctx.qp(sk).ok_or(EAGAIN)?.post_send(sk, &w)
         }
         uapi::POLL_CQ => poll(sk, ctx, &uapi::Poll::parse(val).ok_or(EINVAL)?),
+        uapi::CQ_RING => {
+            let r = uapi::Ring::parse(val).ok_or(EINVAL)?;
+            ctx.qp(sk).ok_or(EAGAIN)?.set_cq_ring(&r)
+        }
         _ => Err(crate::errno::enoprotoopt()),
     }
 }
@@ -93,6 +97,15 @@ fn poll(sk: &Locked<'_>, ctx: &Ctx, p: &uapi::Poll) -> Result {
             }
         };
         qp.pump(sk);
+        qp.publish();
+        if qp.has_ring() && (qp.done_waiting() || p.timeout_ms == 0) {
+            // The completions are in the ring (or wait for its room): none
+            // handed out here; the error once nothing is left.
+            if !qp.completions_waiting() {
+                qp.error()?;
+            }
+            return put_u32(p.count_out, 0);
+        }
         if qp.done_waiting() || p.timeout_ms == 0 {
             let cqes = qp.take_cqes(p.max as usize);
             if cqes.is_empty() {

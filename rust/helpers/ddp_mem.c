@@ -141,6 +141,50 @@ int zcnet_helper_ddp_mr_copy(struct zcnet_ddp_mr *mr, u64 off, void *buf, size_t
 	return 0;
 }
 
+/* The word at byte off, or NULL; *page set when it had to be mapped. */
+static u32 *zcnet_ddp_mr_word(struct zcnet_ddp_mr *mr, u64 off, void **page)
+{
+	u64 pos;
+
+	*page = NULL;
+	if (off > mr->len || mr->len - off < sizeof(u32))
+		return NULL;
+	pos = mr->first + off;
+	/* Aligned: it does not cross a page, and loads and stores are whole. */
+	if (pos & (sizeof(u32) - 1))
+		return NULL;
+	if (mr->vaddr)
+		return mr->vaddr + pos;
+	*page = kmap_local_page(mr->pages[pos >> PAGE_SHIFT]);
+	return *page + offset_in_page(pos);
+}
+
+int zcnet_helper_ddp_mr_load_u32(struct zcnet_ddp_mr *mr, u64 off, u32 *val)
+{
+	void *page;
+	u32 *w = zcnet_ddp_mr_word(mr, off, &page);
+
+	if (!w)
+		return -EINVAL;
+	*val = smp_load_acquire(w);
+	if (page)
+		kunmap_local(page);
+	return 0;
+}
+
+int zcnet_helper_ddp_mr_store_u32(struct zcnet_ddp_mr *mr, u64 off, u32 val)
+{
+	void *page;
+	u32 *w = zcnet_ddp_mr_word(mr, off, &page);
+
+	if (!w)
+		return -EINVAL;
+	smp_store_release(w, val);
+	if (page)
+		kunmap_local(page);
+	return 0;
+}
+
 int zcnet_helper_ddp_mr_crc32c(struct zcnet_ddp_mr *mr, u64 off, size_t len, u32 *crc)
 {
 	u64 pos;

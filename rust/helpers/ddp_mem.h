@@ -32,6 +32,16 @@ unsigned long zcnet_helper_ddp_mr_pages(const struct zcnet_ddp_mr *mr);
  * length, checked by the caller and again here: -EINVAL) to or from buf. */
 int zcnet_helper_ddp_mr_copy(struct zcnet_ddp_mr *mr, u64 off, void *buf, size_t len,
 			     bool to_mr);
+/*
+ * A 32-bit word at byte off of the registration, shared with the
+ * application (a ring's index): off + 4 within the length and the word
+ * 4-byte aligned in memory (checked: -EINVAL). load reads it with acquire
+ * ordering (what the application wrote before it is visible after);
+ * store writes it with release ordering (what the kernel wrote into the
+ * registration before is visible first).
+ */
+int zcnet_helper_ddp_mr_load_u32(struct zcnet_ddp_mr *mr, u64 off, u32 *val);
+int zcnet_helper_ddp_mr_store_u32(struct zcnet_ddp_mr *mr, u64 off, u32 val);
 /* Feeds len bytes at byte off of the registration (checked: -EINVAL) to
  * the CRC32c register *crc (crc32c(), read through the mapping: no copy). */
 int zcnet_helper_ddp_mr_crc32c(struct zcnet_ddp_mr *mr, u64 off, size_t len, u32 *crc);

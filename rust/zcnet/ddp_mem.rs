@@ -86,6 +86,26 @@ impl Mr {
         })
     }
 
+    /// The 32-bit word at `off` (4-byte aligned in memory, else `EINVAL`),
+    /// read with acquire ordering: a ring index the application writes,
+    /// whatever it wrote before it visible after. Untrusted: any value.
+    pub fn load_u32(&self, off: u64) -> Result<u32> {
+        let mut v = 0u32;
+        // SAFETY: The registration is live (type invariant); the helper
+        // checks the range and alignment; `v` is writable.
+        to_result(unsafe { ext::zcnet_helper_ddp_mr_load_u32(self.0.as_ptr(), off, &mut v) })?;
+        Ok(v)
+    }
+
+    /// Writes the 32-bit word at `off` (4-byte aligned in memory, else
+    /// `EINVAL`) with release ordering: a ring index the application
+    /// reads, everything written into the registration before it visible
+    /// first.
+    pub fn store_u32(&self, off: u64, v: u32) -> Result {
+        // SAFETY: As in `load_u32`.
+        to_result(unsafe { ext::zcnet_helper_ddp_mr_store_u32(self.0.as_ptr(), off, v) })
+    }
+
     /// Copies `buf` into the registration at `off`.
     pub fn write(&self, off: u64, buf: &[u8]) -> Result {
         // SAFETY: As in `read`; the helper only reads `buf` when `to_mr`.

@@ -57,6 +57,10 @@ enum {
 				 * only. Any time; the set takes effect at once. */
 	ZCDDP_POST_RECV_SG = 10,	/* set: struct zcddp_recv_sg: one receive
 				 * over a scatter list */
+	ZCDDP_CQ_RING = 11,	/* set (in RDMA mode): struct zcddp_ring;
+				 * completions go into a ring in registered
+				 * memory, read without a system call (below);
+				 * entries 0 clears it */
 };
 
 /* struct zcddp_startup.role */
@@ -244,5 +248,43 @@ struct zcddp_poll {
 	__u32 timeout_ms;	/* wait this long for the first completion (0: none) */
 	__u64 count;		/* user pointer: the __u32 number written */
 };
+
+/*
+ * The completion ring (ZCDDP_CQ_RING): struct zcddp_cq_ring at addr, in a
+ * registration of this connection whose access is ZCDDP_ACCESS_LOCAL_WRITE
+ * (with ZCDDP_ACCESS_NO_REMOTE_INV or not) and nothing else, so that the
+ * peer can neither read, write nor invalidate it; addr 64-byte aligned,
+ * the ring's ZCDDP_CQ_RING_BYTES(entries) bytes inside the registration.
+ * From then on every completion is written into the ring, in order,
+ * instead of being handed out by ZCDDP_POLL_CQ: zcddp writes cqe[tail %
+ * entries], then advances tail (release); the application reads tail
+ * (acquire), the entries from head up to it, then advances head (release).
+ * Room is entries - (tail - head): completions that find none wait in the
+ * kernel until a verb call or the socket's work item finds room. A ring
+ * set while one is: EBUSY. The registration cannot be deregistered while
+ * it holds the ring (EBUSY) and the peer cannot invalidate it.
+ * ZCDDP_POLL_CQ then hands out nothing: it waits up to its timeout until
+ * the ring holds a completion (or the connection failed, which it
+ * reports) and writes 0 to count. poll/epoll report the socket readable
+ * while the ring held completions when zcddp last let the connection go.
+ */
+struct zcddp_ring {
+	__u64 addr;		/* 64-byte aligned, in the registration lkey */
+	__u32 entries;		/* a power of two, 1 .. ZCDDP_CQ_DEPTH; 0: clear
+				 * the ring (completions go to ZCDDP_POLL_CQ
+				 * again; what the ring holds stays there) */
+	__u32 lkey;
+};
+
+struct zcddp_cq_ring {
+	__u32 head;		/* the application's: the next entry it reads */
+	__u32 reserved0[15];
+	__u32 tail;		/* zcddp's: the next entry it writes */
+	__u32 reserved1[15];
+	struct zcddp_cqe cqe[];	/* entries of them: a completion at cqe[i % entries] */
+};
+
+#define ZCDDP_CQ_RING_BYTES(entries) \
+	(sizeof(struct zcddp_cq_ring) + (entries) * sizeof(struct zcddp_cqe))
 
 #endif /* _UAPI_LINUX_ZCDDP_H */

@@ -85,10 +85,12 @@ impl Ooo {
     }
 
     /// The in-order parser is at stream position `pos` and TCP's next byte
-    /// to read is `copied`: the mapping between them, taken once (it never
-    /// changes; every byte read goes to the parser).
-    pub(super) fn sync(&mut self, copied: u32, pos: u32) {
+    /// to read is `copied()`: the mapping between them, taken once (it
+    /// never changes; every byte read goes to the parser), so `copied` is
+    /// asked only then.
+    pub(super) fn sync(&mut self, copied: impl FnOnce() -> u32, pos: u32) {
         if self.mpa_seq.is_none() {
+            let copied = copied();
             self.mpa_seq = Some(copied.wrapping_sub(pos));
             self.placed = PlacedSet::new(copied);
         }

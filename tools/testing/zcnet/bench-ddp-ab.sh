@@ -7,10 +7,11 @@
 #     tools/testing/zcnet/bench-ddp-ab.sh [ITERS=2000] [ROUNDS=7] \
 #     [SIZES=4,64,1024] [OPS=write] BUILD ...
 #
-# BUILD: a zcddp.ko (each loaded in turn, zcbench ddp --lat-ops OPS
+# BUILD: a zcddp.ko, or FILE@syscall to have zcbench take completions by
+# system calls where the build has completion rings (each loaded in turn, zcbench ddp --lat-ops OPS
 # --lat-sizes SIZES --iters ITERS against zcbench ddp-serve), or "siw"
-# (ib_write_lat on a veth pair of soft-iWARP devices, t_typical; Write
-# only). ROUNDS rounds of every build in turn; one line per round, build,
+# (ib_write_lat and ib_send_lat on a veth pair of soft-iWARP devices,
+# t_typical; Write and Send). ROUNDS rounds of every build in turn; one line per round, build,
 # operation and size, then the medians over the rounds and their ratios to
 # the first build. Builds made from other commits must have the running
 # kernel's vermagic (scripts/build-modules.sh on the same cached kernel).
@@ -38,18 +39,19 @@ siw_up() {
     ip netns exec a rdma link add siwpa type siw netdev pa &&
     ip netns exec b rdma link add siwpb type siw netdev pb
 }
-# siw_lat ROUND SIZE: one ib_write_lat run's line (perftest's server is
-# ready when it says it waits: an rdma_cm listen is no socket ss shows).
+# siw_lat ROUND SIZE OP: one ib_write_lat (OP write) or ib_send_lat (OP
+# send) run's line (perftest's server is ready when it says it waits: an
+# rdma_cm listen is no socket ss shows).
 siw_lat() {
-  local ps i
+  local ps i t=ib_${3}_lat
   rm -f /tmp/ab-s.log
-  ip netns exec b timeout 120 ib_write_lat -d siwpb -R -p 18515 -s "$2" -n "$ITERS" > /tmp/ab-s.log 2>&1 &
+  ip netns exec b timeout 120 "$t" -d siwpb -R -p 18515 -s "$2" -n "$ITERS" > /tmp/ab-s.log 2>&1 &
   ps=$!
   for i in $(seq 200); do grep -q "Waiting for client" /tmp/ab-s.log && break; sleep 0.05; done
-  ip netns exec a timeout 120 ib_write_lat -d siwpa -R -p 18515 -s "$2" -n "$ITERS" "$PB" > /tmp/ab-c.log 2>&1
+  ip netns exec a timeout 120 "$t" -d siwpa -R -p 18515 -s "$2" -n "$ITERS" "$PB" > /tmp/ab-c.log 2>&1
   wait $ps
-  awk -v s="$2" -v r="$1" '$1 == s && $2 ~ /^[0-9]+$/ { print "R", r, "siw", "write", s, $5, $6; f = 1; exit }
-    END { if (!f) print "# round " r ": ib_write_lat " s " failed" }' /tmp/ab-c.log
+  awk -v s="$2" -v r="$1" -v o="$3" -v t="$t" '$1 == s && $2 ~ /^[0-9]+$/ { print "R", r, "siw", o, s, $5, $6; f = 1; exit }
+    END { if (!f) print "# round " r ": " t " " s " failed" }' /tmp/ab-c.log
 }
 for b in "${builds[@]}"; do
   if [ "$b" = siw ]; then siw_up || { echo "# no siw"; exit 1; }; fi
@@ -57,16 +59,29 @@ done
 for r in $(seq "$ROUNDS"); do
   for b in "${builds[@]}"; do
     if [ "$b" = siw ]; then
-      for s in ${SIZES//,/ }; do siw_lat "$r" "$s"; done
+      for o in ${OPS//,/ }; do
+        case $o in write | send) for s in ${SIZES//,/ }; do siw_lat "$r" "$s" "$o"; done ;; esac
+      done
       continue
     fi
-    rmmod zcddp 2>/dev/null
-    insmod "$b" || { echo "# insmod $b failed"; exit 1; }
-    ip netns exec b zcbench ddp-serve --listen "$B:5304" > /tmp/ab-serve.log 2>&1 &
+    # FILE@syscall: completions by system calls even where the build
+    # has rings (zcbench's ZCBENCH_CQ).
+    ko=${b%@*} cq=ring
+    [ "$ko" != "$b" ] && cq=${b#*@}
+    # The same module file as before stays loaded (a reload costs TCG a
+    # fresh translation of its code).
+    if [ "$ko" != "${loaded:-}" ]; then
+      rmmod zcddp 2>/dev/null
+      insmod "$ko" || { echo "# insmod $ko failed"; exit 1; }
+      loaded=$ko
+    fi
+    ZCBENCH_CQ=$cq ip netns exec b zcbench ddp-serve --listen "$B:5304" > /tmp/ab-serve.log 2>&1 &
     ps=$!
     listening b 5304
-    ip netns exec a timeout 300 zcbench ddp --connect "$B:5304" --lat-ops "$OPS" --lat-sizes "$SIZES" \
-      --bw-sizes none --iters "$ITERS" > /tmp/ab-z.log 2>&1 || sed 's/^/# zcbench: /' /tmp/ab-z.log
+    ZCBENCH_CQ=$cq ip netns exec a timeout 300 zcbench ddp --connect "$B:5304" --lat-ops "$OPS" \
+      --lat-sizes "$SIZES" --bw-sizes none --iters "$ITERS" > /tmp/ab-z.log 2>&1 ||
+      sed 's/^/# zcbench: /' /tmp/ab-z.log
+    grep -m1 "^zcbench ddp" /tmp/ab-z.log | sed "s/^/# $(basename "$b"): /"
     awk -v r="$r" -v b="$(basename "$b")" '$1 == "send" || $1 == "write" || $1 == "read" {
       print "R", r, b, $1, $2, $3, $4 }' /tmp/ab-z.log
     kill $ps 2>/dev/null

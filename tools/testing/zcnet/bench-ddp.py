@@ -48,19 +48,23 @@ def main():
     dlat = {(r["op"], r["bytes"]): r["median_us"] for r in (ddp or {}).get("latency", [])}
     sizes = sorted(set(tlat) | {s for _, s in dlat} | {s for p, o, s in runs if o in ("write_lat", "send_lat")})
     print("latency, median us (tcp, send, write: half round trip; read: the whole Read;"
-          " siw: ib_write_lat t_typical; zs_*: zcddp-verbs to siw_verbs, half round trip)")
-    print("{:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>12} {:>12}".format(
-        "bytes", "tcp", "send", "write", "read", "siw_write", "zs_send", "zs_write",
-        "write/siw", "zs_write/siw", "write/tcp"))
+          " siw: ib_write_lat / ib_send_lat t_typical; zs_*: zcddp-verbs to siw_verbs,"
+          " half round trip; Sends spin on the CQ)")
+    cols = ("bytes", "tcp", "send", "write", "read", "siw_send", "siw_write", "zs_send",
+            "zs_write", "send/siw", "write/siw", "zs_write/siw", "write/tcp")
+    line = " ".join(["{:>9}"] * 9 + ["{:>12}"] * 4)
+    print(line.format(*cols))
     for s in sizes:
+        d = dlat.get(("send", s))
         w = dlat.get(("write", s))
+        ss = runs.get(("siw", "send_lat", s))
         sw = runs.get(("siw", "write_lat", s))
         zw = runs.get(("zcddp-siw", "write_lat", s))
-        print("{:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>12} {:>12}".format(
-            s, fmt(tlat.get(s)), fmt(dlat.get(("send", s))), fmt(w), fmt(dlat.get(("read", s))),
-            fmt(sw), fmt(runs.get(("zcddp-siw", "send_lat", s))), fmt(zw),
-            fmt(ratio(w, sw), "{:.2f}"), fmt(ratio(zw, sw), "{:.2f}"),
-            fmt(ratio(w, tlat.get(s)), "{:.2f}")))
+        print(line.format(
+            s, fmt(tlat.get(s)), fmt(d), fmt(w), fmt(dlat.get(("read", s))),
+            fmt(ss), fmt(sw), fmt(runs.get(("zcddp-siw", "send_lat", s))), fmt(zw),
+            fmt(ratio(d, ss), "{:.2f}"), fmt(ratio(w, sw), "{:.2f}"),
+            fmt(ratio(zw, sw), "{:.2f}"), fmt(ratio(w, tlat.get(s)), "{:.2f}")))
     tbw = {r["write"]: r["mbytes_per_s"] for r in (tcp or {}).get("bandwidth", [])}
     dbw = {r["write"]: r["mbytes_per_s"] for r in (ddp or {}).get("bandwidth", [])}
     sizes = sorted(set(tbw) | set(dbw) | {s for p, o, s in runs if o == "write_bw"})

@@ -8,7 +8,8 @@
 #              ib_write_lat does), RDMA Read (the whole Read) latency, RDMA
 #              Write bandwidth
 #   siw        perftest on soft-iWARP both sides (rdma_cm, -R):
-#              ib_write_lat (t_typical, its median) and ib_write_bw, on a
+#              ib_write_lat and ib_send_lat (t_typical, their medians)
+#              and ib_write_bw, on a
 #              veth pair of their own (see below)
 #   zcddp-siw  zcddp-verbs -c (zcddp, leading) with siw_verbs -s (rdma-core
 #              on siw) in their timing modes (-L, -B; siw_verbs.c has the
@@ -147,6 +148,14 @@ if [ -n "$psiw" ] && part main; then
     # A failure is no one size's: the rest would fail the same way.
     [ -z "$l" ] && { tail -n 5 "$out/ib_write_lat-$s.s" "$out/ib_write_lat-$s.c"; break; }
     row siw write_lat "$s" "$(awk '{ print $5 }' <<<"$l")" us
+  done
+  for s in $LAT_SIZES; do
+    # The same columns; both sides spin on their CQ, as zcbench's Send
+    # latency does.
+    l=$(perf ib_send_lat "$s" -n "$ITERS")
+    echo "# ib_send_lat $s: ${l:-failed}"
+    [ -z "$l" ] && { tail -n 5 "$out/ib_send_lat-$s.s" "$out/ib_send_lat-$s.c"; break; }
+    row siw send_lat "$s" "$(awk '{ print $5 }' <<<"$l")" us
   done
   for s in $BW_SIZES; do
     # bytes iterations BW_peak BW_average[MiB/s] MsgRate

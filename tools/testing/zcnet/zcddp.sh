@@ -840,6 +840,52 @@ rs=$?
 t_expect "a peer's RDMA Read served while the application sleeps" 0 "$rc"
 t_expect "poll: not readable with nothing to poll, POLLIN on a completion" 0 "$rs"
 echo "# zcddp-poll: $(cat /tmp/pc /tmp/ps | tr '\n' ' ')"
+# The completion ring (ZCDDP_CQ_RING): zcbench ddp's Send latency on both
+# sides takes every completion from a ring in registered memory, spinning
+# on it as ib_send_lat spins on siw's CQ: 300 Sends each way of 4 B and
+# 4 KiB, each checked for its length.
+ip netns exec b timeout $((60 * TS)) zcbench ddp-serve --listen "$ZC_IP_B:$((PORT + 2))" > /tmp/zbs 2>&1 &
+pb=$!
+listening b $((PORT + 2))
+ip netns exec a timeout $((60 * TS)) zcbench ddp --connect "$ZC_IP_B:$((PORT + 2))" --lat-ops send \
+  --lat-sizes 4,4096 --bw-sizes none --iters 300 > /tmp/zbc 2>&1
+rc=$?
+kill $pb 2>/dev/null
+wait $pb 2>/dev/null
+[ $rc = 0 ] || sed 's/^/# zcbench: /' /tmp/zbc /tmp/zbs | tail -n 5
+t_expect "completion ring: 300 Sends each way, 4 B and 4 KiB, completions read from the ring" \
+  "0 ring" "$rc $(grep -o 'cq [a-z]*' /tmp/zbc | cut -d' ' -f2)"
+# The ring's rules, against a raw peer sending Sends (zcddp_peer.py
+# cqring): refused unless a power of two, 64-byte aligned, inside a
+# registration of this connection with local write access only (EACCES
+# for remote access); set once (EBUSY), its registration not deregistered
+# while set (EBUSY); empty when set whatever head said (tail = head = 77);
+# six Sends into a ring of four: four shown, ZCDDP_POLL_CQ hands out none,
+# the other two shown once the application took the four, in order; a
+# head claiming more room than the ring has: nothing written; cleared,
+# the registration goes; a Send with Invalidate naming a ring's STag is
+# refused with a Terminate, the receives left are flushed into the ring
+# and the poll then reports the error; the ring stays.
+ip netns exec b timeout $((30 * TS)) python3 "$PEER" cqring-peer "$ZC_IP_B" $PORT > /tmp/zrp 2>&1 &
+pb=$!
+listening b $PORT
+ip netns exec a timeout $((30 * TS)) python3 "$PEER" cqring "$ZC_IP_B" $PORT > /tmp/zr 2>&1
+wait $pb
+sed 's/^/# cqring: /' /tmp/zr /tmp/zrp
+kv() { grep -o "\<$1=[^ ]*" /tmp/zr /tmp/zrp | head -n1 | cut -d= -f2; }
+t_expect "ring refused: 3 entries, unaligned, remote write access, too large, unknown STag" \
+  "EINVAL EINVAL EACCES EINVAL EINVAL" "$(kv pow2) $(kv align) $(kv access) $(kv big) $(kv stag)"
+t_expect "ring set; again EBUSY; its registration not deregistered (EBUSY); empty from head 77" \
+  "ok EBUSY EBUSY 77" "$(kv set) $(kv again) $(kv dereg) $(kv tail0)"
+t_expect "six Sends into a ring of four: four shown, ZCDDP_POLL_CQ hands out none" \
+  "4/4 0 0" "$(kv full) $(kv poll_ring) $(kv after_take)"
+t_expect "  the other two once the four are taken, in order, each a receive of 8 bytes" \
+  "100,101,102,103,104,105 6" "$(kv order) $(kv recv_ok)"
+t_expect "a head claiming more room than the ring has: nothing written; put right, the rest" \
+  "0 106,107" "$(kv bogus_head_tail) $(kv third)"
+t_expect "ring cleared, then its registration deregistered" "ok ok" "$(kv clear) $(kv dereg_after)"
+t_expect "a Send with Invalidate naming the ring's STag: Terminate, the 4 receives left flushed into the ring, then EPROTO; the ring stays" \
+  "ok yes 4/0 EPROTO EBUSY" "$(kv set2) $(kv peer_terminate) $(kv inv_flushed) $(kv inv_poll) $(kv dereg2)"
 
 echo "# t=$(( $(date +%s) - t0 )) s: zcddp-copy"
 # zcddp-copy: a file RDMA-Written into b's region, Read back and compared

@@ -781,6 +781,193 @@ def zc_reuse(addr, port, rounds, size, crc, seed, hold=None):
     return 0
 
 
+def cqring_peer(addr, port):
+    """Answers a zcddp initiator (no CRC), then sends untagged Sends of 8
+    bytes as `cqring` asks through files: 6 at /tmp/zring.1, 2 at
+    /tmp/zring.2, and at /tmp/zring.3 a Send with Invalidate naming the
+    STag the file holds; then reads until the connection ends."""
+    l = socket.socket()
+    l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    l.bind((addr, port))
+    l.listen(1)
+    s, _ = l.accept()
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    read_frame(s)
+    s.sendall(frame(KEY_REP, E, 2, b"", (1, 1)))
+
+    def wait(path):
+        for _ in range(500):
+            if os.path.exists(path):
+                return open(path).read()
+            time.sleep(0.02)
+        raise EOFError("no " + path)
+
+    msn = 1
+    for n, path in ((6, "/tmp/zring.1"), (2, "/tmp/zring.2")):
+        wait(path)
+        for _ in range(n):
+            s.sendall(fpdu(untagged(3, 0, msn, 0) + b"%08d" % msn, False, False))
+            msn += 1
+    stag = int(wait("/tmp/zring.3"))
+    inv = bytes([0x41, 0x40 | 4]) + struct.pack(">IIII", stag, 0, msn, 0)
+    s.sendall(fpdu(inv + b"%08d" % msn, False, False))
+    got = b""
+    s.settimeout(10)
+    try:
+        while True:
+            b = s.recv(4096)
+            if not b:
+                break
+            got += b
+    except OSError:
+        pass
+    # The Terminate: DDP untagged on queue 2, RDMAP opcode 7.
+    print("peer_terminate=%s" % ("yes" if b"\x41\x47" in got else "no"))
+    return 0
+
+
+def cqring(addr, port):
+    """zcddp initiator against `cqring_peer`: the completion ring
+    (ZCDDP_CQ_RING). Prints key=value results for zcddp.sh."""
+    import ctypes
+    import errno
+    for p in ("/tmp/zring.1", "/tmp/zring.2", "/tmp/zring.3"):
+        if os.path.exists(p):
+            os.unlink(p)
+    s = connect(addr, port)
+    s.setsockopt(socket.IPPROTO_TCP, 31, b"zcddp")
+    s.setsockopt(301, 1, struct.pack("IIBBHHHIIQQ", 1, 0, 2, 0, 0, 1, 1, 5000, 0, 0, 0))
+    out = {}
+
+    def err(f):
+        try:
+            f()
+            return "ok"
+        except OSError as e:
+            return errno.errorcode.get(e.errno, str(e.errno))
+
+    def reg(buf, n, access):
+        stag = ctypes.c_uint32()
+        s.setsockopt(301, 3, struct.pack("QQIIQ", ctypes.addressof(buf), n, access, 0,
+                                         ctypes.addressof(stag)))
+        return stag.value
+
+    def ring(at, entries, lkey):
+        s.setsockopt(301, 11, struct.pack("QII", at, entries, lkey))
+
+    def poll0():
+        n = ctypes.c_uint32(99)
+        cq = ctypes.create_string_buffer(32 * 8)
+        s.setsockopt(301, 7, struct.pack("QIIQ", ctypes.addressof(cq), 8, 0, ctypes.addressof(n)))
+        return n.value
+
+    # A ring of 4 in 8 KiB registered for local write only.
+    mem = ctypes.create_string_buffer(8192 + 64)
+    base = (ctypes.addressof(mem) + 63) & ~63
+    lw = reg(mem, len(mem), 1)
+    rwmem = ctypes.create_string_buffer(4096 + 64)
+    rw = reg(rwmem, len(rwmem), 1 | 2)
+    rw_base = (ctypes.addressof(rwmem) + 63) & ~63
+    out["pow2"] = err(lambda: ring(base, 3, lw))
+    out["align"] = err(lambda: ring(base + 4, 4, lw))
+    out["access"] = err(lambda: ring(rw_base, 4, rw))
+    out["big"] = err(lambda: ring(base, 256, lw))
+    out["stag"] = err(lambda: ring(base, 4, 12345))
+    head = ctypes.c_uint32.from_address(base)
+    tail = ctypes.c_uint32.from_address(base + 64)
+    head.value = 77
+    out["set"] = err(lambda: ring(base, 4, lw))
+    out["again"] = err(lambda: ring(base, 4, lw))
+    out["dereg"] = err(lambda: s.setsockopt(301, 4, struct.pack("I", lw)))
+    out["tail0"] = tail.value
+    rbuf = ctypes.create_string_buffer(64 * 16)
+    rk = reg(rbuf, len(rbuf), 1)
+    for i in range(12):
+        s.setsockopt(301, 5, struct.pack("QQII", 100 + i, ctypes.addressof(rbuf) + 64 * i, 64, rk))
+
+    def entries(n):
+        """Waits (5 s at most) until the ring shows n entries past head;
+        reads them: (wr_id, opcode, status, byte_len) each."""
+        t = time.monotonic()
+        while (tail.value - head.value) % (1 << 32) < n and time.monotonic() - t < 5:
+            pass
+        got = []
+        for i in range(min(n, (tail.value - head.value) % (1 << 32))):
+            at = base + 128 + 32 * ((head.value + i) % 4)
+            got.append(struct.unpack_from("QIII", ctypes.string_at(at, 24)))
+        return got
+
+    def take(n):
+        head.value = (head.value + n) % (1 << 32)
+
+    # Six Sends into a ring of four: four shown, two wait in the kernel.
+    open("/tmp/zring.1", "w").close()
+    first = entries(4)
+    t = time.monotonic()
+    while time.monotonic() - t < 0.3:
+        pass
+    out["full"] = "%d/%d" % ((tail.value - 77) % (1 << 32), len(first))
+    out["poll_ring"] = poll0()
+    take(4)
+    out["after_take"] = poll0()
+    second = entries(2)
+    take(2)
+    ok = [c for c in first + second if c[1] == 5 and c[2] == 0 and c[3] == 8]
+    out["order"] = ",".join(str(c[0]) for c in first + second)
+    out["recv_ok"] = len(ok)
+    # A head that claims more room than the ring has: nothing written.
+    good = head.value
+    t0 = tail.value
+    head.value = (good + 1000) % (1 << 32)
+    open("/tmp/zring.2", "w").close()
+    t = time.monotonic()
+    while time.monotonic() - t < 1.0:
+        pass
+    poll0()
+    out["bogus_head_tail"] = "%d" % ((tail.value - t0) % (1 << 32))
+    head.value = good
+    poll0()
+    third = entries(2)
+    take(2)
+    out["third"] = ",".join(str(c[0]) for c in third)
+    # Cleared: deregistration allowed again, completions by ZCDDP_POLL_CQ.
+    out["clear"] = err(lambda: ring(0, 0, 0))
+    out["dereg_after"] = err(lambda: s.setsockopt(301, 4, struct.pack("I", lw)))
+    # A ring the peer tries to invalidate: refused (Terminate), the ring
+    # stays (its registration still cannot be deregistered).
+    mem2 = ctypes.create_string_buffer(4096 + 64)
+    base2 = (ctypes.addressof(mem2) + 63) & ~63
+    lw2 = reg(mem2, len(mem2), 1)
+    out["set2"] = err(lambda: ring(base2, 4, lw2))
+    with open("/tmp/zring.3", "w") as f:
+        f.write(str(lw2))
+    # The connection fails: the receives left are flushed into the ring
+    # (taken here), then the poll reports the error.
+    head2 = ctypes.c_uint32.from_address(base2)
+    tail2 = ctypes.c_uint32.from_address(base2 + 64)
+    t = time.monotonic()
+    res, flushed, other = "none", 0, 0
+    while time.monotonic() - t < 5:
+        while head2.value != tail2.value:
+            at = base2 + 128 + 32 * (head2.value % 4)
+            c = struct.unpack_from("QIII", ctypes.string_at(at, 24))
+            if c[2] == 3:
+                flushed += 1
+            else:
+                other += 1
+            head2.value = (head2.value + 1) % (1 << 32)
+        r = err(poll0)
+        if r != "ok":
+            res = r
+            break
+    out["inv_poll"] = res
+    out["inv_flushed"] = "%d/%d" % (flushed, other)
+    out["dereg2"] = err(lambda: s.setsockopt(301, 4, struct.pack("I", lw2)))
+    print(" ".join("%s=%s" % kv for kv in out.items()))
+    s.close()
+    return 0
+
+
 def main():
     if sys.argv[1] == "zc-sink":
         return zc_sink(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1",
@@ -793,6 +980,10 @@ def main():
         return memlock(sys.argv[2], int(sys.argv[3]))
     if sys.argv[1] == "stall":
         return stall(sys.argv[2], int(sys.argv[3]))
+    if sys.argv[1] == "cqring-peer":
+        return cqring_peer(sys.argv[2], int(sys.argv[3]))
+    if sys.argv[1] == "cqring":
+        return cqring(sys.argv[2], int(sys.argv[3]))
     if sys.argv[1] == "sqfull":
         return sqfull(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     role, addr, port, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]

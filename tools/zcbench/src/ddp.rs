@@ -8,7 +8,9 @@
 //! ```
 //!
 //! - Send latency: half the round trip of a Send of N bytes answered by a
-//!   Send of N bytes (a receive of the largest size posted on each side).
+//!   Send of N bytes (a receive of the largest size posted on each side),
+//!   each side polling its completion queue without waiting until the
+//!   receive completes, as `ib_send_lat` does.
 //! - Write latency: half the round trip of an RDMA Write of N bytes into the
 //!   peer's region answered by one into ours; each side watches the last
 //!   byte of its region for the iteration's tag while polling the
@@ -20,14 +22,21 @@
 //!   `--seconds`, then a Send the server answers once everything before it
 //!   is placed; the bytes over that time.
 //!
+//! Both sides take their completions from a completion ring
+//! (`ZCDDP_CQ_RING`, [`zcddp::CqRing`]) in registered memory, without a
+//! system call, as perftest takes siw's from its user-space CQ; with
+//! `ZCBENCH_CQ=syscall` in the environment (or a module without rings),
+//! through `ZCDDP_POLL_CQ`. The report says which (`cq ring|syscall`).
+//!
 //! Control messages are 16-byte Sends (`op`, `size`, `arg`); the server
 //! stays in zcddp calls throughout, so the peer's Writes and Reads are
 //! served (zcddp makes progress only in the application's verb calls).
 
+use std::cell::RefCell;
 use std::io;
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
-use zcddp::{Cqe, Mr, Params, SendWr};
+use zcddp::{CqRing, Cqe, Mr, Params, SendWr};
 
 pub const DEFAULT_PORT: u16 = 5302;
 /// The largest size (the regions are this large).
@@ -52,6 +61,9 @@ struct Bufs<'s> {
     rx: Mr<'s, Sock>,
     tx: Mr<'s, Sock>,
     region: Mr<'s, Sock>,
+    /// The completion ring, once set ([`Bufs::use_ring`]): completions
+    /// read without a system call, as perftest reads siw's CQ.
+    ring: RefCell<Option<CqRing<'s, Sock>>>,
 }
 
 fn e(what: &str, err: io::Error) -> io::Error {
@@ -69,9 +81,53 @@ impl<'s> Bufs<'s> {
             rx: Mr::new(s, MAX, zcddp::ACCESS_LOCAL_WRITE).map_err(|x| e("register", x))?,
             tx: Mr::new(s, MAX, 0).map_err(|x| e("register", x))?,
             region: Mr::new(s, MAX, rw).map_err(|x| e("register", x))?,
+            ring: RefCell::new(None),
         };
         b.repost(s)?;
         Ok(b)
+    }
+
+    /// In RDMA mode: completions through a ring unless `ZCBENCH_CQ` is
+    /// `syscall` (or the module has no rings: `ENOPROTOOPT`). Whether a
+    /// ring is used.
+    fn use_ring(&self, s: &'s Sock) -> io::Result<bool> {
+        if std::env::var("ZCBENCH_CQ").is_ok_and(|v| v == "syscall") {
+            return Ok(false);
+        }
+        match CqRing::new(s, zcddp::CQ_DEPTH) {
+            Ok(r) => {
+                *self.ring.borrow_mut() = Some(r);
+                Ok(true)
+            }
+            Err(x) if x.raw_os_error() == Some(92) => Ok(false),
+            Err(x) => Err(e("completion ring", x)),
+        }
+    }
+
+    /// Up to `max` completions, waiting up to `wait_ms` for the first:
+    /// from the ring when one is set, else `ZCDDP_POLL_CQ`.
+    fn cq(&self, s: &Sock, max: usize, wait_ms: u32) -> io::Result<Vec<Cqe>> {
+        match self.ring.borrow_mut().as_mut() {
+            Some(r) => r.wait(max, wait_ms),
+            None => zcddp::poll_cq(s, max, wait_ms),
+        }
+        .map_err(|x| e("poll", x))
+    }
+
+    /// Posts, draining the completion queue while it is full (`ENOSPC`)
+    /// or the send queue is (`ENOMEM`: every work request here is
+    /// signaled, so a completion comes as the queue drains).
+    fn post(&self, s: &Sock, w: &SendWr) -> io::Result<()> {
+        loop {
+            match zcddp::post_send(s, w) {
+                Err(x) if matches!(x.raw_os_error(), Some(28) | Some(12)) => {
+                    for c in self.cq(s, 256, WAIT_MS)? {
+                        check(&c)?;
+                    }
+                }
+                r => return r.map_err(|x| e("post", x)),
+            }
+        }
     }
 
     fn repost(&self, s: &Sock) -> io::Result<()> {
@@ -80,7 +136,7 @@ impl<'s> Bufs<'s> {
 
     /// Posts a Send of `len` bytes of `tx` (its first 16 bytes a message).
     fn send(&self, s: &Sock, len: usize) -> io::Result<()> {
-        post(
+        self.post(
             s,
             &SendWr {
                 opcode: zcddp::WR_SEND,
@@ -114,9 +170,17 @@ impl<'s> Bufs<'s> {
 
     /// Waits for a receive (other completions dropped), posts the next.
     fn recv(&self, s: &Sock) -> io::Result<Cqe> {
+        self.recv_as(s, false)
+    }
+
+    /// As [`Bufs::recv`]; `spin`: polling the completion queue without
+    /// waiting, again and again, as `ib_send_lat` polls its CQ, rather
+    /// than sleeping in `ZCDDP_POLL_CQ` until a completion wakes it.
+    fn recv_as(&self, s: &Sock, spin: bool) -> io::Result<Cqe> {
         let t = Instant::now();
+        let wait = if spin { 0 } else { WAIT_MS };
         loop {
-            for c in zcddp::poll_cq(s, 16, WAIT_MS).map_err(|x| e("poll", x))? {
+            for c in self.cq(s, 16, wait)? {
                 check(&c)?;
                 if c.opcode == zcddp::WC_RECV {
                     // The message is read before the next Send can land:
@@ -143,7 +207,7 @@ impl<'s> Bufs<'s> {
     /// queue once a millisecond.
     fn watch(&self, s: &Sock, size: usize, tag: u8) -> io::Result<()> {
         let poll = || -> io::Result<()> {
-            for c in zcddp::poll_cq(s, 16, 0).map_err(|x| e("poll", x))? {
+            for c in self.cq(s, 16, 0)? {
                 check(&c)?;
             }
             Ok(())
@@ -166,7 +230,7 @@ impl<'s> Bufs<'s> {
     /// RDMA Write of `size` bytes of `tx` (last byte `tag`) to the peer.
     fn write(&mut self, s: &Sock, size: usize, tag: u8, peer: (u64, u32)) -> io::Result<()> {
         self.tx.bytes_mut()[size - 1] = tag;
-        post(
+        self.post(
             s,
             &SendWr {
                 opcode: zcddp::WR_WRITE,
@@ -190,22 +254,6 @@ fn check(c: &Cqe) -> io::Result<()> {
             "completion of opcode {} failed: status {}",
             c.opcode, c.status
         )))
-    }
-}
-
-/// Posts, draining the completion queue while it is full (`ENOSPC`) or
-/// the send queue is (`ENOMEM`: every work request here is signaled, so
-/// a completion comes as the queue drains).
-fn post(s: &Sock, w: &SendWr) -> io::Result<()> {
-    loop {
-        match zcddp::post_send(s, w) {
-            Err(x) if matches!(x.raw_os_error(), Some(28) | Some(12)) => {
-                for c in zcddp::poll_cq(s, 256, WAIT_MS).map_err(|x| e("poll", x))? {
-                    check(&c)?;
-                }
-            }
-            r => return r.map_err(|x| e("post", x)),
-        }
     }
 }
 
@@ -235,6 +283,7 @@ fn serve_conn(s: &Sock) -> io::Result<()> {
     attach(s)?;
     let mut b = Bufs::new(s)?;
     startup(s, false, 0)?;
+    b.use_ring(s)?;
     let mut peer = (0u64, 0u32);
     loop {
         let c = b.recv(s)?;
@@ -249,7 +298,7 @@ fn serve_conn(s: &Sock) -> io::Result<()> {
             OP_SEND_LAT if (1..=MAX).contains(&size) => {
                 b.msg(s, op, 0, 0)?;
                 for _ in 0..arg {
-                    let c = b.recv(s)?;
+                    let c = b.recv_as(s, true)?;
                     b.send(s, c.byte_len as usize)?;
                 }
             }
@@ -329,7 +378,7 @@ fn send_lat(s: &Sock, b: &mut Bufs<'_>, size: usize, iters: u64) -> io::Result<L
     b.call(s, OP_SEND_LAT, size as u32, iters)?;
     let us = timed(iters, 2.0, |_| {
         b.send(s, size)?;
-        let c = b.recv(s)?;
+        let c = b.recv_as(s, true)?;
         if c.byte_len as usize != size {
             return Err(io::Error::other(format!(
                 "Send of {size} answered with {}",
@@ -377,9 +426,9 @@ fn read_lat(
         ..SendWr::default()
     };
     let us = timed(iters, 1.0, |_| {
-        post(s, &w)?;
+        b.post(s, &w)?;
         loop {
-            let cs = zcddp::poll_cq(s, 16, WAIT_MS).map_err(|x| e("poll", x))?;
+            let cs = b.cq(s, 16, WAIT_MS)?;
             if cs.is_empty() {
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,
@@ -452,6 +501,8 @@ fn write_bw(
 pub struct Report {
     pub lat: Vec<LatRow>,
     pub bw: Vec<BwRow>,
+    /// Completions came through a ring (`ZCDDP_CQ_RING`), not system calls.
+    pub cq_ring: bool,
 }
 
 /// The latency operations, in the order they run.
@@ -473,6 +524,7 @@ pub fn run(
     attach(&s)?;
     let mut b = Bufs::new(&s)?;
     startup(&s, true, if crc { zcddp::F_CRC } else { 0 })?;
+    let cq_ring = b.use_ring(&s)?;
     let info = zcddp::info(&s)?;
     if info.crc != crc {
         return Err(io::Error::other(format!(
@@ -500,5 +552,5 @@ pub fn run(
     }
     // Handed to TCP when posted: it leaves before the close.
     b.msg(&s, OP_QUIT, 0, 0)?;
-    Ok(Report { lat, bw })
+    Ok(Report { lat, bw, cq_ring })
 }

@@ -837,8 +837,9 @@ fn ddp_client(o: &Opts, crc: bool) -> io::Result<()> {
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     let flavour = env_or("ZCNET_FLAVOUR", "default");
     println!(
-        "zcbench ddp [{label}]  kernel {kernel} ({flavour})  accel {accel}  cpus {cpus}  crc {}",
-        if crc { "on" } else { "off" }
+        "zcbench ddp [{label}]  kernel {kernel} ({flavour})  accel {accel}  cpus {cpus}  crc {}  cq {}",
+        if crc { "on" } else { "off" },
+        if r.cq_ring { "ring" } else { "syscall" }
     );
     if !r.lat.is_empty() {
         println!(
@@ -871,8 +872,8 @@ fn ddp_client(o: &Opts, crc: bool) -> io::Result<()> {
     }
     if let Some(path) = &o.json {
         let mut j = format!(
-            "{{\"tool\":\"zcbench\",\"test\":\"ddp\",\"label\":{label:?},\"crc\":{crc},\"kernel\":{kernel:?},\"flavour\":{flavour:?},\"accel\":{accel:?},\"cpus\":{cpus},\"iters\":{},\"latency\":[",
-            o.iters
+            "{{\"tool\":\"zcbench\",\"test\":\"ddp\",\"label\":{label:?},\"crc\":{crc},\"kernel\":{kernel:?},\"flavour\":{flavour:?},\"accel\":{accel:?},\"cpus\":{cpus},\"cq_ring\":{},\"iters\":{},\"latency\":[",
+            r.cq_ring, o.iters
         );
         for (i, l) in r.lat.iter().enumerate() {
             if i > 0 {

@@ -582,19 +582,148 @@ pub fn poll_cq(sock: &impl AsRawFd, max: usize, timeout_ms: u32) -> io::Result<V
     b[12..16].copy_from_slice(&timeout_ms.to_ne_bytes());
     b[16..24].copy_from_slice(&(&mut n as *mut u32 as u64).to_ne_bytes());
     set_opt(sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_POLL_CQ, &b)?;
-    let u32_at = |c: &[u8], i: usize| u32::from_ne_bytes([c[i], c[i + 1], c[i + 2], c[i + 3]]);
     Ok(raw
         .chunks(32)
         .take(n as usize)
-        .map(|c| Cqe {
-            wr_id: u64::from_ne_bytes(c[0..8].try_into().unwrap_or_default()),
-            opcode: u32_at(c, 8),
-            status: u32_at(c, 12),
-            byte_len: u32_at(c, 16),
-            flags: u32_at(c, 20),
-            inv_stag: u32_at(c, 24),
-        })
+        .map(Cqe::from_bytes)
         .collect())
+}
+
+impl Cqe {
+    /// From `struct zcddp_cqe`'s 32 bytes.
+    fn from_bytes(c: &[u8]) -> Self {
+        let u32_at = |i: usize| {
+            u32::from_ne_bytes(
+                c.get(i..i + 4)
+                    .and_then(|b| b.try_into().ok())
+                    .unwrap_or_default(),
+            )
+        };
+        Cqe {
+            wr_id: u64::from_ne_bytes(
+                c.get(0..8)
+                    .and_then(|b| b.try_into().ok())
+                    .unwrap_or_default(),
+            ),
+            opcode: u32_at(8),
+            status: u32_at(12),
+            byte_len: u32_at(16),
+            flags: u32_at(20),
+            inv_stag: u32_at(24),
+        }
+    }
+}
+
+/// `ZCDDP_CQ_RING`: completions into a ring in registered memory.
+pub const ZCDDP_CQ_RING: c_int = 11;
+/// The largest ring (`ZCDDP_CQ_DEPTH`).
+pub const CQ_DEPTH: u32 = 256;
+/// `struct zcddp_cq_ring`: `head` at 0, `tail` at 64, the entries from 128.
+const RING_TAIL: usize = 64;
+const RING_CQES: usize = 128;
+const CQE_LEN: usize = 32;
+
+/// The completion ring (`ZCDDP_CQ_RING`): zcddp writes every completion of
+/// the connection into this registered memory, and [`CqRing::poll`] reads
+/// them without a system call, as `ibv_poll_cq` reads siw's. Once it is
+/// set, [`poll_cq`] hands out nothing on the connection (it only waits:
+/// [`CqRing::wait`]).
+pub struct CqRing<'s, S: AsRawFd> {
+    sock: &'s S,
+    /// Keeps the memory registered (and the ring's pages pinned).
+    _mr: Mr<'s, S>,
+    /// The ring's first byte, 64-byte aligned, inside the registration.
+    base: *mut u8,
+    entries: u32,
+    /// The next entry to read (the ring's `head`, as last stored).
+    head: u32,
+}
+
+impl<'s, S: AsRawFd> CqRing<'s, S> {
+    /// Registers memory for a ring of `entries` (a power of two up to
+    /// [`CQ_DEPTH`]) and sets it on `sock` (in RDMA mode).
+    pub fn new(sock: &'s S, entries: u32) -> io::Result<Self> {
+        let bytes = RING_CQES + CQE_LEN * entries as usize;
+        // Local write only: the peer can neither see nor forge completions.
+        let mut mr = Mr::new(sock, bytes + 64, ACCESS_LOCAL_WRITE | ACCESS_NO_REMOTE_INV)?;
+        let pad = (64 - (mr.addr() % 64) as usize) % 64;
+        let base = mr.bytes_mut()[pad..].as_mut_ptr();
+        let mut b = [0u8; 16];
+        b[0..8].copy_from_slice(&(base as u64).to_ne_bytes());
+        b[8..12].copy_from_slice(&entries.to_ne_bytes());
+        b[12..16].copy_from_slice(&mr.stag().to_ne_bytes());
+        set_opt(sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_CQ_RING, &b)?;
+        Ok(Self {
+            sock,
+            _mr: mr,
+            base,
+            entries,
+            head: 0,
+        })
+    }
+
+    fn word(&self, at: usize) -> &std::sync::atomic::AtomicU32 {
+        // SAFETY: `base + at` (0 or RING_TAIL) is 4-byte aligned inside the
+        // registered buffer, which lives as long as `self` (`_mr`); the
+        // kernel writes the word only with whole aligned stores.
+        unsafe { std::sync::atomic::AtomicU32::from_ptr(self.base.add(at).cast()) }
+    }
+
+    /// Up to `max` completions, oldest first, without a system call (none
+    /// when the ring is empty).
+    pub fn poll(&mut self, max: usize) -> Vec<Cqe> {
+        use std::sync::atomic::Ordering::{Acquire, Release};
+        let tail = self.word(RING_TAIL).load(Acquire);
+        let mut out = Vec::new();
+        while self.head != tail && out.len() < max {
+            let slot = (self.head & (self.entries - 1)) as usize;
+            let mut c = [0u8; CQE_LEN];
+            // SAFETY: the entry is inside the ring (slot < entries); zcddp
+            // wrote it before the tail that shows it (its release store,
+            // the load above acquires) and does not touch it again until
+            // the head passes it.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    self.base.add(RING_CQES + slot * CQE_LEN),
+                    c.as_mut_ptr(),
+                    CQE_LEN,
+                )
+            };
+            out.push(Cqe::from_bytes(&c));
+            self.head = self.head.wrapping_add(1);
+        }
+        if !out.is_empty() {
+            // The entries read, then room for zcddp.
+            self.word(0).store(self.head, Release);
+        }
+        out
+    }
+
+    /// Clears the ring on the connection (completions go to [`poll_cq`]
+    /// again) and lets its memory go.
+    fn clear(&self) -> io::Result<()> {
+        set_opt(self.sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_CQ_RING, &[0u8; 16])
+    }
+
+    /// As [`CqRing::poll`], waiting up to `timeout_ms` in the kernel
+    /// (`ZCDDP_POLL_CQ`) while the ring is empty; the connection's error
+    /// once it is empty and failed.
+    pub fn wait(&mut self, max: usize, timeout_ms: u32) -> io::Result<Vec<Cqe>> {
+        let c = self.poll(max);
+        if !c.is_empty() || timeout_ms == 0 {
+            return Ok(c);
+        }
+        poll_cq(self.sock, 1, timeout_ms)?;
+        Ok(self.poll(max))
+    }
+}
+
+impl<S: AsRawFd> Drop for CqRing<'_, S> {
+    fn drop(&mut self) {
+        // zcddp stops writing into the memory before it is deregistered
+        // and freed (a connection that failed took the ring along).
+        let _ = self.clear();
+    }
 }
 
 /// The counters of `/proc/net/zcddp_stat` (the calling thread's namespace),

@@ -31,8 +31,9 @@
 //! (siw_verbs.c takes the same flags and describes the exchange): the MPA
 //! initiator (`-c`) leads and prints `zcddp-verbs: result OP BYTES VALUE
 //! UNIT` lines, the responder answers. Send latency: half the round trip
-//! of a Send of SIZE bytes answered by one, each receive waited for in
-//! `poll_cq` with a timeout (the kernel sleeps until it comes); Write
+//! of a Send of SIZE bytes answered by one, each receive polled for
+//! without waiting, again and again, as siw_verbs.c and `ib_send_lat` poll
+//! their CQs (`poll_cq` with a timeout would sleep until it comes); Write
 //! latency: half the round trip of an RDMA Write of SIZE bytes answered by
 //! one, the last byte of the region watched (the completion queue polled
 //! once a millisecond), as `zcbench ddp` and `ib_write_lat` do; Write bandwidth: RDMA Writes back to back for
@@ -514,6 +515,20 @@ impl Cq<'_> {
         }
     }
 
+    /// As [`Cq::recv`], polling without waiting, again and again (as
+    /// `ib_send_lat` and siw_verbs.c poll their CQs), until `limit`.
+    fn recv_spin(&mut self, what: &str, limit: Duration) -> Result<Cqe, String> {
+        let t = Instant::now();
+        loop {
+            if let Some(c) = self.recvs.pop_front() {
+                return Ok(c);
+            }
+            if self.poll(0)? == 0 && t.elapsed() > limit {
+                return Err(format!("{what}: nothing received"));
+            }
+        }
+    }
+
     fn drain(&mut self) -> Result<(), String> {
         while self.outstanding > 0 {
             if self.poll(wait_ms())? == 0 {
@@ -660,7 +675,7 @@ impl<'s> Timer<'s> {
     /// Waits for the peer's data Send; on `last`, checks its bytes
     /// (pattern 'S').
     fn recv_data(&mut self, last: bool, ok: &mut bool) -> Result<(), String> {
-        let c = self.cq.recv(
+        let c = self.cq.recv_spin(
             "receive a data Send",
             Duration::from_millis(wait_ms().into()),
         )?;
