@@ -17,6 +17,7 @@
 
 use super::Qp;
 use crate::uapi;
+use crate::wire::ddp;
 use crate::zcnet::ddp_mem::Mr;
 use kernel::{prelude::*, sync::Arc};
 
@@ -69,10 +70,7 @@ impl Qp {
         if reg.access & !uapi::ACCESS_NO_REMOTE_INV != uapi::ACCESS_LOCAL_WRITE {
             return Err(EACCES);
         }
-        if r.addr < reg.base || r.addr - reg.base > reg.len || reg.len - (r.addr - reg.base) < bytes
-        {
-            return Err(EINVAL);
-        }
+        ddp::check_bounds(r.addr, bytes as usize, reg.base, reg.len).map_err(|_| EINVAL)?;
         let off = r.addr - reg.base;
         let mr = reg.mr.clone();
         // Empty from the start, whatever `head` says.
