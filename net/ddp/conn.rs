@@ -346,7 +346,7 @@ impl Ulp for ZcDdp {
     type Ctx = Ctx;
     const LISTING: Option<(&'static CStr, &'static CStr)> = Some((
         c"zcddp_conns",
-        c"# local remote role rev crc markers(tx/rx) ird ord state error sq(fill/depth) rq cq irq zctx(on, stopped: the kernel copied what was lent, off)\n# \tmr stag addr len access(l: local write, w: remote write, r: remote read) pages\n",
+        c"# local remote role rev crc markers(tx/rx) ird ord state error sq(fill/depth) rq cq irq zctx(on, stopped: the kernel copied what was lent, off) rings(cq/rq: entries, 0 unset)\n# \tmr stag addr len access(l: local write, w: remote write, r: remote read) pages\n",
     ));
 
     fn init(sk: &TcpSock) -> Result<Ctx> {
@@ -384,7 +384,8 @@ impl Ulp for ZcDdp {
             | uapi::POST_RECV_SG
             | uapi::POST_SEND
             | uapi::POLL_CQ
-            | uapi::CQ_RING => crate::verbs::call(sk, ctx, name, val),
+            | uapi::CQ_RING
+            | uapi::RQ_RING => crate::verbs::call(sk, ctx, name, val),
             _ => Err(errno::enoprotoopt()),
         }
     }

@@ -43,6 +43,7 @@ mod cq_ring;
 mod direct;
 mod fifo;
 mod ooo;
+mod rq_ring;
 
 use fifo::Fifo;
 
@@ -132,6 +133,10 @@ struct Recv {
     wr_id: u64,
     sge: [uapi::Sge; uapi::RECV_SGE_MAX],
     nsge: usize,
+    /// Taken from the receive ring with a buffer that failed the checks:
+    /// completes with `ZCDDP_WC_LOC_PROT_ERR` in its turn, taking no
+    /// message.
+    bad: bool,
 }
 
 /// An RDMA Read we issued, waiting for its response.
@@ -205,6 +210,9 @@ pub(crate) struct Qp {
     /// The completion ring, once the application set one: the
     /// completions in `cq` move there when the data path is let go.
     ring: Option<cq_ring::CqRing>,
+    /// The receive ring, once the application set one: receives taken
+    /// from it into `rq` when a Send needs one.
+    rq_ring: Option<rq_ring::RqRing>,
     /// The send queue and the inbound Read queue (Read Responses owed).
     sq: Fifo<Wqe>,
     irq: Fifo<Wqe>,
@@ -294,6 +302,7 @@ impl Qp {
             orq: Fifo::new(),
             cq: Fifo::new(),
             ring: None,
+            rq_ring: None,
             sq: Fifo::new(),
             irq: Fifo::new(),
             sq_signaled: 0,
@@ -476,8 +485,8 @@ impl Qp {
             .iter()
             .position(|r| r.stag == stag)
             .ok_or(EINVAL)?;
-        // The completion ring's pages stay while it is set.
-        if self.ring_stag() == Some(stag) {
+        // A ring's pages stay while it is set.
+        if self.holds_ring(stag) {
             return Err(EBUSY);
         }
         // Out-of-order records name STags: the in-order path copies again.
@@ -513,6 +522,10 @@ impl Qp {
         if self.error != 0 {
             return Err(Error::from_errno(self.error));
         }
+        // Receives come through the ring: in its order only.
+        if self.has_rq_ring() {
+            return Err(EBUSY);
+        }
         self.queues()?;
         // As for a post of a Send: progress first only when it would
         // otherwise fail for room (completions reaped, the receive path
@@ -526,8 +539,7 @@ impl Qp {
         }
         let mut r = Recv {
             wr_id,
-            sge: [uapi::Sge::default(); uapi::RECV_SGE_MAX],
-            nsge: 0,
+            ..Recv::default()
         };
         let mut total = 0u32;
         for e in list.iter().filter(|e| e.len > 0) {
@@ -640,7 +652,7 @@ impl Qp {
         };
         let _ = writeln!(
             out,
-            " error={} sq={}/{} rq={}/{} cq={}/{} irq={}/{} zctx={zctx}",
+            " error={} sq={}/{} rq={}/{} cq={}/{} irq={}/{} zctx={zctx} rings(cq/rq)={}/{}",
             -self.error,
             self.sq.len(),
             depth,
@@ -650,6 +662,8 @@ impl Qp {
             uapi::CQ_DEPTH,
             self.irq.len(),
             self.irq.depth(),
+            self.ring.as_ref().map_or(0, |r| r.entries),
+            self.rq_ring.as_ref().map_or(0, |r| r.entries),
         );
         for r in self.regions.iter().filter(|r| r.valid) {
             let a = |bit, c| if r.access & bit != 0 { c } else { "-" };
@@ -1197,6 +1211,9 @@ impl Qp {
                 inv_stag: 0,
             });
         }
+        // Then the receives still in the ring, as far as there is room
+        // (the rest as the application takes completions).
+        self.pull_rq();
     }
 
     /// Sends a Terminate for the faulting segment `ulpdu` and fails.
@@ -1566,6 +1583,9 @@ impl Qp {
         if !op.is_send() {
             return Err(Fault(TermCode::RDMAP_OPCODE));
         }
+        if self.rq.is_empty() {
+            self.pull_rq();
+        }
         let idx = ddp::check_msn(u.msn, self.recv_msn, self.rq.len() as u32)?;
         // TCP delivers in order: a message completes before the next begins.
         if idx != 0 {
@@ -1609,11 +1629,11 @@ impl Qp {
         let mut flags = 0;
         let mut inv = 0;
         if let Some(stag) = seg.invalidate_stag() {
-            // Nor the completion ring's (it stays valid while set).
-            let ring = self.ring_stag();
+            // Nor a ring's (it stays valid while set).
+            let ring = self.holds_ring(stag);
             let r = self
                 .region(stag)
-                .filter(|r| r.access & uapi::ACCESS_NO_REMOTE_INV == 0 && ring != Some(r.stag))
+                .filter(|r| r.access & uapi::ACCESS_NO_REMOTE_INV == 0 && !ring)
                 .ok_or(Fault(TermCode::RDMAP_CANNOT_INVALIDATE))?;
             r.valid = false;
             flags |= uapi::WC_INVALIDATED;
@@ -1632,6 +1652,7 @@ impl Qp {
                 flags,
                 inv_stag: inv,
             });
+            self.settle_rq();
         }
         Ok(())
     }
@@ -1671,6 +1692,8 @@ impl Qp {
         self.zctx = None;
         self.held = Fifo::new();
         self.cq.clear();
+        self.ring = None;
+        self.rq_ring = None;
         self.regions.clear();
         self.live = false;
         self.fbuf = KVVec::new();

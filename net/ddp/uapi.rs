@@ -43,6 +43,7 @@ pub(crate) const POLL_CQ: i32 = ext::ZCDDP_POLL_CQ as i32;
 pub(crate) const SEND_QUEUE: i32 = ext::ZCDDP_SEND_QUEUE as i32;
 pub(crate) const OOO: i32 = ext::ZCDDP_OOO as i32;
 pub(crate) const CQ_RING: i32 = ext::ZCDDP_CQ_RING as i32;
+pub(crate) const RQ_RING: i32 = ext::ZCDDP_RQ_RING as i32;
 pub(crate) const RQ_DEPTH: usize = ext::ZCDDP_RQ_DEPTH as usize;
 pub(crate) const SQ_DEPTH: usize = ext::ZCDDP_SQ_DEPTH as usize;
 pub(crate) const SQ_DEPTH_MAX: usize = ext::ZCDDP_SQ_DEPTH_MAX as usize;
@@ -257,6 +258,11 @@ pub(crate) const RING_CQES: u64 = size_of::<ext::zcddp_cq_ring>() as u64;
 pub(crate) const CQE_LEN: u64 = size_of::<ext::zcddp_cqe>() as u64;
 /// The ring's alignment in memory (a cache line for each index).
 pub(crate) const RING_ALIGN: u64 = 64;
+/// `struct zcddp_rq_ring`: the same head and tail, then its entries.
+pub(crate) const RING_RQES: u64 = size_of::<ext::zcddp_rq_ring>() as u64;
+pub(crate) const RECV_LEN: u64 = size_of::<ext::zcddp_recv>() as u64;
+const _: () = assert!(offset_of!(ext::zcddp_rq_ring, head) as u64 == RING_HEAD);
+const _: () = assert!(offset_of!(ext::zcddp_rq_ring, tail) as u64 == RING_TAIL);
 
 /// `struct zcddp_cqe`'s bytes.
 pub(crate) fn cqe_bytes(c: &crate::qp::Cqe) -> [u8; size_of::<ext::zcddp_cqe>()] {

@@ -68,6 +68,10 @@ pub(crate) fn call(sk: &Locked<'_>, ctx: &Ctx, name: i32, val: &[u8]) -> Result 
             let r = uapi::Ring::parse(val).ok_or(EINVAL)?;
             ctx.qp(sk).ok_or(EAGAIN)?.set_cq_ring(&r)
         }
+        uapi::RQ_RING => {
+            let r = uapi::Ring::parse(val).ok_or(EINVAL)?;
+            ctx.qp(sk).ok_or(EAGAIN)?.set_rq_ring(&r)
+        }
         _ => Err(crate::errno::enoprotoopt()),
     }
 }

@@ -61,6 +61,10 @@ enum {
 				 * completions go into a ring in registered
 				 * memory, read without a system call (below);
 				 * entries 0 clears it */
+	ZCDDP_RQ_RING = 12,	/* set (in RDMA mode): struct zcddp_ring;
+				 * receives posted into a ring in registered
+				 * memory, without a system call (below);
+				 * entries 0 clears it */
 };
 
 /* struct zcddp_startup.role */
@@ -286,5 +290,41 @@ struct zcddp_cq_ring {
 
 #define ZCDDP_CQ_RING_BYTES(entries) \
 	(sizeof(struct zcddp_cq_ring) + (entries) * sizeof(struct zcddp_cqe))
+
+/*
+ * The receive ring (ZCDDP_RQ_RING): struct zcddp_rq_ring at addr, with
+ * the completion ring's rules for the registration, alignment and size
+ * (ZCDDP_RQ_RING_BYTES(entries)), and its own registration or the same.
+ * zcddp starts at the head the application left there (0 in fresh
+ * memory): entries written before the ring is set are posted. The
+ * application posts a receive by writing rqe[tail % entries] (as for
+ * ZCDDP_POST_RECV), then advancing tail (release); zcddp takes the
+ * entries from head up to tail (acquire) when a Send needs a receive and
+ * its receive queue is empty, as many as the queue and the completion
+ * queue have room for, and advances head (release) past those it took:
+ * room for the application is entries - (tail - head). zcddp keeps its
+ * own copy of head and treats tail as any number: a tail more than
+ * entries ahead of head posts nothing. An entry whose buffer fails the
+ * checks of ZCDDP_POST_RECV (STag, bounds, LOCAL_WRITE) completes with
+ * ZCDDP_WC_LOC_PROT_ERR in its turn and takes no message. A Send that
+ * finds neither a posted receive nor an entry ends the connection (a
+ * Terminate, as without the ring). Once the connection failed, the
+ * entries left in the ring complete with ZCDDP_WC_FLUSH_ERR as the
+ * completion queue has room. While the ring is set ZCDDP_POST_RECV and
+ * ZCDDP_POST_RECV_SG fail with EBUSY (receives posted before it come
+ * first), its registration cannot be deregistered (EBUSY) nor invalidated
+ * by the peer, and a second ring is EBUSY. Cleared (entries 0), the
+ * entries zcddp has not taken stay in the ring.
+ */
+struct zcddp_rq_ring {
+	__u32 head;		/* zcddp's: the next entry it takes */
+	__u32 reserved0[15];
+	__u32 tail;		/* the application's: the next entry it writes */
+	__u32 reserved1[15];
+	struct zcddp_recv rqe[];	/* entries of them: a receive at rqe[i % entries] */
+};
+
+#define ZCDDP_RQ_RING_BYTES(entries) \
+	(sizeof(struct zcddp_rq_ring) + (entries) * sizeof(struct zcddp_recv))
 
 #endif /* _UAPI_LINUX_ZCDDP_H */

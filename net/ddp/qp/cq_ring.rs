@@ -31,7 +31,7 @@ pub(super) struct CqRing {
     /// The ring's offset in the registration.
     off: u64,
     /// A power of two.
-    entries: u32,
+    pub(super) entries: u32,
     /// The next entry zcddp writes (its own copy of the ring's `tail`).
     tail: u32,
     /// The ring held completions the application had not taken when
@@ -52,27 +52,7 @@ impl Qp {
         if self.ring.is_some() {
             return Err(EBUSY);
         }
-        if !r.entries.is_power_of_two() || r.entries as usize > uapi::CQ_DEPTH {
-            return Err(EINVAL);
-        }
-        if r.addr % uapi::RING_ALIGN != 0 {
-            return Err(EINVAL);
-        }
-        let bytes = uapi::RING_CQES + u64::from(r.entries) * uapi::CQE_LEN;
-        let reg = self
-            .regions
-            .iter()
-            .find(|g| g.stag == r.lkey && g.valid)
-            .ok_or(EINVAL)?;
-        // Local write and nothing the peer could use: no remote read or
-        // write (the peer would see or forge completions); invalidation
-        // by the peer is refused for the ring's STag.
-        if reg.access & !uapi::ACCESS_NO_REMOTE_INV != uapi::ACCESS_LOCAL_WRITE {
-            return Err(EACCES);
-        }
-        ddp::check_bounds(r.addr, bytes as usize, reg.base, reg.len).map_err(|_| EINVAL)?;
-        let off = r.addr - reg.base;
-        let mr = reg.mr.clone();
+        let (mr, off) = self.ring_memory(r, uapi::RING_CQES, uapi::CQE_LEN)?;
         // Empty from the start, whatever `head` says.
         let head = mr.load_u32(off + uapi::RING_HEAD)?;
         mr.store_u32(off + uapi::RING_TAIL, head)?;
@@ -88,10 +68,49 @@ impl Qp {
         Ok(())
     }
 
+    /// The memory of a ring (either kind) described by `r`: `hdr` bytes
+    /// of indices, then `entries` of `len` bytes each, inside a
+    /// registration of this connection with local write access only (the
+    /// peer can neither read nor write a ring, and invalidating its STag
+    /// is refused while it is set), 64-byte aligned, `entries` a power of
+    /// two up to `ZCDDP_CQ_DEPTH`. The pages and the ring's offset in
+    /// them.
+    pub(super) fn ring_memory(&self, r: &uapi::Ring, hdr: u64, len: u64) -> Result<(Arc<Mr>, u64)> {
+        if !r.entries.is_power_of_two() || r.entries as usize > uapi::CQ_DEPTH {
+            return Err(EINVAL);
+        }
+        if r.addr % uapi::RING_ALIGN != 0 {
+            return Err(EINVAL);
+        }
+        let bytes = hdr + u64::from(r.entries) * len;
+        let reg = self
+            .regions
+            .iter()
+            .find(|g| g.stag == r.lkey && g.valid)
+            .ok_or(EINVAL)?;
+        if reg.access & !uapi::ACCESS_NO_REMOTE_INV != uapi::ACCESS_LOCAL_WRITE {
+            return Err(EACCES);
+        }
+        ddp::check_bounds(r.addr, bytes as usize, reg.base, reg.len).map_err(|_| EINVAL)?;
+        Ok((reg.mr.clone(), r.addr - reg.base))
+    }
+
+    /// Whether `stag` holds a ring (neither deregistered nor invalidated
+    /// while it does).
+    pub(super) fn holds_ring(&self, stag: u32) -> bool {
+        self.ring.as_ref().is_some_and(|r| r.stag == stag)
+            || self.rq_ring.as_ref().is_some_and(|r| r.stag == stag)
+    }
+
     /// Moves the waiting completions into the ring while it has room
     /// (when the data path is let go), and notes whether the ring holds
     /// any the application has not taken.
     pub(crate) fn publish(&mut self) {
+        // Receives left in the receive ring of a failed connection complete
+        // as the completion queue has room.
+        if self.error != 0 {
+            self.pull_rq();
+        }
         let Some(r) = self.ring.as_mut() else {
             return;
         };
@@ -126,11 +145,6 @@ impl Qp {
     /// none).
     pub(crate) fn has_ring(&self) -> bool {
         self.ring.is_some()
-    }
-
-    /// The ring's STag, if it is set: not deregistered, not invalidated.
-    pub(super) fn ring_stag(&self) -> Option<u32> {
-        self.ring.as_ref().map(|r| r.stag)
     }
 
     /// Completions the application has to take: in the ring when it is

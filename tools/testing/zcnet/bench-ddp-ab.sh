@@ -7,8 +7,10 @@
 #     tools/testing/zcnet/bench-ddp-ab.sh [ITERS=2000] [ROUNDS=7] \
 #     [SIZES=4,64,1024] [OPS=write] BUILD ...
 #
-# BUILD: a zcddp.ko, or FILE@syscall to have zcbench take completions by
-# system calls where the build has completion rings (each loaded in turn, zcbench ddp --lat-ops OPS
+# BUILD: a zcddp.ko, or FILE@syscall to have zcbench take completions and
+# post receives by system calls where the build has rings, FILE@rqsyscall
+# to post receives by system call beside the completion ring (each loaded
+# in turn, zcbench ddp --lat-ops OPS
 # --lat-sizes SIZES --iters ITERS against zcbench ddp-serve), or "siw"
 # (ib_write_lat and ib_send_lat on a veth pair of soft-iWARP devices,
 # t_typical; Write and Send). ROUNDS rounds of every build in turn; one line per round, build,
@@ -64,10 +66,11 @@ for r in $(seq "$ROUNDS"); do
       done
       continue
     fi
-    # FILE@syscall: completions by system calls even where the build
-    # has rings (zcbench's ZCBENCH_CQ).
-    ko=${b%@*} cq=ring
-    [ "$ko" != "$b" ] && cq=${b#*@}
+    # FILE@syscall: completions and receives by system calls even where
+    # the build has rings (zcbench's ZCBENCH_CQ); FILE@rqsyscall: receives
+    # (ZCBENCH_RQ).
+    ko=${b%@*} cq=ring rq=ring
+    case ${b#"$ko"} in @syscall) cq=syscall ;; @rqsyscall) rq=syscall ;; esac
     # The same module file as before stays loaded (a reload costs TCG a
     # fresh translation of its code).
     if [ "$ko" != "${loaded:-}" ]; then
@@ -75,10 +78,10 @@ for r in $(seq "$ROUNDS"); do
       insmod "$ko" || { echo "# insmod $ko failed"; exit 1; }
       loaded=$ko
     fi
-    ZCBENCH_CQ=$cq ip netns exec b zcbench ddp-serve --listen "$B:5304" > /tmp/ab-serve.log 2>&1 &
+    ZCBENCH_CQ=$cq ZCBENCH_RQ=$rq ip netns exec b zcbench ddp-serve --listen "$B:5304" > /tmp/ab-serve.log 2>&1 &
     ps=$!
     listening b 5304
-    ZCBENCH_CQ=$cq ip netns exec a timeout 300 zcbench ddp --connect "$B:5304" --lat-ops "$OPS" \
+    ZCBENCH_CQ=$cq ZCBENCH_RQ=$rq ip netns exec a timeout 300 zcbench ddp --connect "$B:5304" --lat-ops "$OPS" \
       --lat-sizes "$SIZES" --bw-sizes none --iters "$ITERS" > /tmp/ab-z.log 2>&1 ||
       sed 's/^/# zcbench: /' /tmp/ab-z.log
     grep -m1 "^zcbench ddp" /tmp/ab-z.log | sed "s/^/# $(basename "$b"): /"

@@ -842,8 +842,9 @@ t_expect "poll: not readable with nothing to poll, POLLIN on a completion" 0 "$r
 echo "# zcddp-poll: $(cat /tmp/pc /tmp/ps | tr '\n' ' ')"
 # The completion ring (ZCDDP_CQ_RING): zcbench ddp's Send latency on both
 # sides takes every completion from a ring in registered memory, spinning
-# on it as ib_send_lat spins on siw's CQ: 300 Sends each way of 4 B and
-# 4 KiB, each checked for its length.
+# on it as ib_send_lat spins on siw's CQ, and posts every receive into a
+# receive ring (ZCDDP_RQ_RING): 300 Sends each way of 4 B and 4 KiB, each
+# checked for its length.
 ip netns exec b timeout $((60 * TS)) zcbench ddp-serve --listen "$ZC_IP_B:$((PORT + 2))" > /tmp/zbs 2>&1 &
 pb=$!
 listening b $((PORT + 2))
@@ -855,6 +856,8 @@ wait $pb 2>/dev/null
 [ $rc = 0 ] || sed 's/^/# zcbench: /' /tmp/zbc /tmp/zbs | tail -n 5
 t_expect "completion ring: 300 Sends each way, 4 B and 4 KiB, completions read from the ring" \
   "0 ring" "$rc $(grep -o 'cq [a-z]*' /tmp/zbc | cut -d' ' -f2)"
+t_expect "  receives posted through a receive ring (ZCDDP_RQ_RING)" \
+  "ring" "$(grep -o 'rq [a-z]*' /tmp/zbc | cut -d' ' -f2)"
 # The ring's rules, against a raw peer sending Sends (zcddp_peer.py
 # cqring): refused unless a power of two, 64-byte aligned, inside a
 # registration of this connection with local write access only (EACCES
@@ -866,13 +869,19 @@ t_expect "completion ring: 300 Sends each way, 4 B and 4 KiB, completions read f
 # the registration goes; a Send with Invalidate naming a ring's STag is
 # refused with a Terminate, the receives left are flushed into the ring
 # and the poll then reports the error; the ring stays.
-ip netns exec b timeout $((30 * TS)) python3 "$PEER" cqring-peer "$ZC_IP_B" $PORT > /tmp/zrp 2>&1 &
-pb=$!
-listening b $PORT
-ip netns exec a timeout $((30 * TS)) python3 "$PEER" cqring "$ZC_IP_B" $PORT > /tmp/zr 2>&1
-wait $pb
-sed 's/^/# cqring: /' /tmp/zr /tmp/zrp
-kv() { grep -o "\<$1=[^ ]*" /tmp/zr /tmp/zrp | head -n1 | cut -d= -f2; }
+# ring_case CASE: zcddp_peer.py CASE-peer in b, CASE in a; their key=value
+# results in /tmp/zring.out, read with kv.
+ring_case() {
+  ip netns exec b timeout $((30 * TS)) python3 "$PEER" "$1-peer" "$ZC_IP_B" $PORT > /tmp/zring.p 2>&1 &
+  local pb=$!
+  listening b $PORT
+  ip netns exec a timeout $((30 * TS)) python3 "$PEER" "$1" "$ZC_IP_B" $PORT > /tmp/zring.out 2>&1
+  wait $pb
+  cat /tmp/zring.p >> /tmp/zring.out
+  sed "s/^/# $1: /" /tmp/zring.out
+}
+kv() { grep -o "\<$1=[^ ]*" /tmp/zring.out | head -n1 | cut -d= -f2; }
+ring_case cqring
 t_expect "ring refused: 3 entries, unaligned, remote write access, too large, unknown STag" \
   "EINVAL EINVAL EACCES EINVAL EINVAL" "$(kv pow2) $(kv align) $(kv access) $(kv big) $(kv stag)"
 t_expect "ring set; again EBUSY; its registration not deregistered (EBUSY); empty from head 77" \
@@ -886,6 +895,29 @@ t_expect "a head claiming more room than the ring has: nothing written; put righ
 t_expect "ring cleared, then its registration deregistered" "ok ok" "$(kv clear) $(kv dereg_after)"
 t_expect "a Send with Invalidate naming the ring's STag: Terminate, the 4 receives left flushed into the ring, then EPROTO; the ring stays" \
   "ok yes 4/0 EPROTO EBUSY" "$(kv set2) $(kv peer_terminate) $(kv inv_flushed) $(kv inv_poll) $(kv dereg2)"
+# The receive ring's rules (zcddp_peer.py rqring), against a raw peer
+# sending 8-byte Sends, each its MSN: refused unless a power of two and
+# local write only; set once, its registration kept, ZCDDP_POST_RECV
+# refused while set; a receive posted before it first, then the ring's
+# entries in order (two written before it was set), each buffer holding
+# its message; full at four, room again once zcddp took them; an entry
+# naming an unknown STag completes with LOC_PROT_ERR and takes no
+# message; cleared, ZCDDP_POST_RECV again; a tail 1000 ahead of head
+# posts nothing (the Send finds no buffer: Terminate), and once the tail
+# is put right the three entries are flushed, then EPROTO.
+ring_case rqring
+t_expect "receive ring: refused for 3 entries and remote write; set; again, dereg, ZCDDP_POST_RECV: EBUSY" \
+  "EINVAL EACCES ok EBUSY EBUSY EBUSY" "$(kv pow2) $(kv access) $(kv set) $(kv again) $(kv dereg) $(kv post_recv)"
+t_expect "  five Sends: the receive posted first, then the ring's four in order, 8 bytes each" \
+  "200:0:8,1:0:8,2:0:8,3:0:8,4:0:8" "$(kv order)"
+t_expect "  each buffer holds its message; full at four, all four taken, room again" \
+  "00000001,00000002,00000003,00000004,00000005 yes 4 yes" "$(kv bytes) $(kv full) $(kv taken) $(kv room)"
+t_expect "  an entry naming an unknown STag: LOC_PROT_ERR, no message taken" \
+  "5:0,7:1,8:0 00000006,00000007" "$(kv bad) $(kv bad_bytes)"
+t_expect "  cleared: ZCDDP_POST_RECV again" "ok ok 30:0:00000008" "$(kv clear) $(kv post_after) $(kv after)"
+t_expect "  a tail 1000 ahead posts nothing: Terminate; put right, three flushed, then EPROTO" \
+  "ok EPROTO yes 40:3,41:3,42:3 EPROTO 3" \
+  "$(kv set2) $(kv nobuf) $(kv peer_terminate) $(kv flushed) $(kv then) $(kv head_end)"
 
 echo "# t=$(( $(date +%s) - t0 )) s: zcddp-copy"
 # zcddp-copy: a file RDMA-Written into b's region, Read back and compared

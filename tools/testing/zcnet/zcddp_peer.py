@@ -781,11 +781,28 @@ def zc_reuse(addr, port, rounds, size, crc, seed, hold=None):
     return 0
 
 
-def cqring_peer(addr, port):
-    """Answers a zcddp initiator (no CRC), then sends untagged Sends of 8
-    bytes as `cqring` asks through files: 6 at /tmp/zring.1, 2 at
-    /tmp/zring.2, and at /tmp/zring.3 a Send with Invalidate naming the
-    STag the file holds; then reads until the connection ends."""
+def try_errno(f):
+    """Calls f: "ok", or the name of the errno it raised."""
+    import errno
+    try:
+        f()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+
+
+def reg_mr(s, buf, n, access):
+    """ZCDDP_REG_MR of n bytes of the ctypes buffer buf: the STag."""
+    import ctypes
+    stag = ctypes.c_uint32()
+    s.setsockopt(301, 3, struct.pack("QQIIQ", ctypes.addressof(buf), n, access, 0,
+                                     ctypes.addressof(stag)))
+    return stag.value
+
+
+def ring_peer_accept(addr, port):
+    """The ring cases' raw peer: accepts a zcddp initiator (no CRC) and
+    answers its MPA Request; the connection."""
     l = socket.socket()
     l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     l.bind((addr, port))
@@ -794,6 +811,31 @@ def cqring_peer(addr, port):
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     read_frame(s)
     s.sendall(frame(KEY_REP, E, 2, b"", (1, 1)))
+    return s
+
+
+def ring_peer_end(s):
+    """Reads until the connection ends; prints whether a Terminate came."""
+    got = b""
+    s.settimeout(10)
+    try:
+        while True:
+            b = s.recv(4096)
+            if not b:
+                break
+            got += b
+    except OSError:
+        pass
+    # The Terminate: DDP untagged on queue 2, RDMAP opcode 7.
+    print("peer_terminate=%s" % ("yes" if b"\x41\x47" in got else "no"))
+
+
+def cqring_peer(addr, port):
+    """Answers a zcddp initiator (no CRC), then sends untagged Sends of 8
+    bytes as `cqring` asks through files: 6 at /tmp/zring.1, 2 at
+    /tmp/zring.2, and at /tmp/zring.3 a Send with Invalidate naming the
+    STag the file holds; then reads until the connection ends."""
+    s = ring_peer_accept(addr, port)
 
     def wait(path):
         for _ in range(500):
@@ -811,18 +853,7 @@ def cqring_peer(addr, port):
     stag = int(wait("/tmp/zring.3"))
     inv = bytes([0x41, 0x40 | 4]) + struct.pack(">IIII", stag, 0, msn, 0)
     s.sendall(fpdu(inv + b"%08d" % msn, False, False))
-    got = b""
-    s.settimeout(10)
-    try:
-        while True:
-            b = s.recv(4096)
-            if not b:
-                break
-            got += b
-    except OSError:
-        pass
-    # The Terminate: DDP untagged on queue 2, RDMAP opcode 7.
-    print("peer_terminate=%s" % ("yes" if b"\x41\x47" in got else "no"))
+    ring_peer_end(s)
     return 0
 
 
@@ -839,18 +870,10 @@ def cqring(addr, port):
     s.setsockopt(301, 1, struct.pack("IIBBHHHIIQQ", 1, 0, 2, 0, 0, 1, 1, 5000, 0, 0, 0))
     out = {}
 
-    def err(f):
-        try:
-            f()
-            return "ok"
-        except OSError as e:
-            return errno.errorcode.get(e.errno, str(e.errno))
+    err = try_errno
 
     def reg(buf, n, access):
-        stag = ctypes.c_uint32()
-        s.setsockopt(301, 3, struct.pack("QQIIQ", ctypes.addressof(buf), n, access, 0,
-                                         ctypes.addressof(stag)))
-        return stag.value
+        return reg_mr(s, buf, n, access)
 
     def ring(at, entries, lkey):
         s.setsockopt(301, 11, struct.pack("QII", at, entries, lkey))
@@ -968,6 +991,157 @@ def cqring(addr, port):
     return 0
 
 
+def rqring_peer(addr, port):
+    """Answers a zcddp initiator (no CRC), then sends untagged Sends of 8
+    bytes (each its MSN as 8 digits) as `rqring` asks: /tmp/zrq.N holds how
+    many, for N = 1, 2, ... until a file says 0; then reads until the
+    connection ends."""
+    s = ring_peer_accept(addr, port)
+    msn, k = 1, 1
+    while True:
+        path = "/tmp/zrq.%d" % k
+        for _ in range(500):
+            if os.path.exists(path):
+                break
+            time.sleep(0.02)
+        n = int(open(path).read() or "0")
+        if n == 0:
+            break
+        for _ in range(n):
+            s.sendall(fpdu(untagged(3, 0, msn, 0) + b"%08d" % msn, False, False))
+            msn += 1
+        k += 1
+    ring_peer_end(s)
+    return 0
+
+
+def rqring(addr, port):
+    """zcddp initiator against `rqring_peer`: the receive ring
+    (ZCDDP_RQ_RING). Prints key=value results for zcddp.sh."""
+    import ctypes
+    import errno
+    k = 1
+    while os.path.exists("/tmp/zrq.%d" % k):
+        os.unlink("/tmp/zrq.%d" % k)
+        k += 1
+    s = connect(addr, port)
+    s.setsockopt(socket.IPPROTO_TCP, 31, b"zcddp")
+    s.setsockopt(301, 1, struct.pack("IIBBHHHIIQQ", 1, 0, 2, 0, 0, 1, 1, 5000, 0, 0, 0))
+    out = {}
+    step = [0]
+
+    def peer_sends(n):
+        step[0] += 1
+        with open("/tmp/zrq.%d" % step[0], "w") as f:
+            f.write(str(n))
+
+    err = try_errno
+
+    def reg(buf, n, access):
+        return reg_mr(s, buf, n, access)
+
+    def ring(at, entries, lkey):
+        s.setsockopt(301, 12, struct.pack("QII", at, entries, lkey))
+
+    def poll(want, ms=5000):
+        """Completions until `want` came or `ms` passed: (wr_id, status,
+        byte_len) each."""
+        got = []
+        t = time.monotonic()
+        while len(got) < want and time.monotonic() - t < ms / 1000:
+            n = ctypes.c_uint32(0)
+            cq = ctypes.create_string_buffer(32 * 8)
+            s.setsockopt(301, 7, struct.pack("QIIQ", ctypes.addressof(cq), 8, 200,
+                                             ctypes.addressof(n)))
+            for i in range(n.value):
+                c = struct.unpack_from("QIIII", cq.raw, 32 * i)
+                got.append((c[0], c[2], c[3]))
+        return got
+
+    rbuf = ctypes.create_string_buffer(64 * 64)
+    rk = reg(rbuf, len(rbuf), 1)
+
+    def data(i):
+        return ctypes.string_at(ctypes.addressof(rbuf) + 64 * i, 8).decode(errors="replace")
+
+    # A ring of 4 in memory registered for local write only.
+    mem = ctypes.create_string_buffer(4096 + 64)
+    base = (ctypes.addressof(mem) + 63) & ~63
+    lw = reg(mem, len(mem), 1)
+    rwmem = ctypes.create_string_buffer(4096 + 64)
+    rw = reg(rwmem, len(rwmem), 1 | 2)
+    rw_base = (ctypes.addressof(rwmem) + 63) & ~63
+    head = ctypes.c_uint32.from_address(base)
+    tail = ctypes.c_uint32.from_address(base + 64)
+
+    def post(wr_id, buf_i, lkey=None, at_tail=None):
+        t = tail.value if at_tail is None else at_tail
+        if (t - head.value) % (1 << 32) >= 4:
+            return False
+        struct.pack_into("QQII", (ctypes.c_char * 24).from_address(base + 128 + 24 * (t % 4)), 0,
+                         wr_id, ctypes.addressof(rbuf) + 64 * buf_i, 64,
+                         rk if lkey is None else lkey)
+        if at_tail is None:
+            tail.value = (t + 1) % (1 << 32)
+        return True
+
+    out["pow2"] = err(lambda: ring(base, 3, lw))
+    out["access"] = err(lambda: ring(rw_base, 4, rw))
+    # A receive posted by system call before the ring comes first.
+    s.setsockopt(301, 5, struct.pack("QQII", 200, ctypes.addressof(rbuf), 64, rk))
+    # Two entries written before the ring is set, from head 5: posted.
+    head.value = tail.value = 5
+    post(1, 1)
+    post(2, 2)
+    out["set"] = err(lambda: ring(base, 4, lw))
+    out["again"] = err(lambda: ring(base, 4, lw))
+    out["dereg"] = err(lambda: s.setsockopt(301, 4, struct.pack("I", lw)))
+    out["post_recv"] = err(lambda: s.setsockopt(301, 5, struct.pack("QQII", 9, ctypes.addressof(rbuf), 64, rk)))
+    post(3, 3)
+    post(4, 4)
+    out["full"] = "no" if post(5, 5) else "yes"
+    # Five Sends: 200, then the ring's four in order, each its bytes.
+    peer_sends(5)
+    c = poll(5)
+    out["order"] = ",".join("%d:%d:%d" % x for x in c)
+    out["bytes"] = ",".join(data(i) for i in range(5))
+    out["taken"] = (head.value - 5) % (1 << 32)
+    out["room"] = "yes" if post(5, 5) else "no"
+    # An entry naming an unknown STag completes with LOC_PROT_ERR; the
+    # next entry (after 5's) takes the Sends.
+    post(7, 7, lkey=12345)
+    post(8, 8)
+    peer_sends(2)
+    c = poll(3)
+    out["bad"] = ",".join("%d:%d" % (x[0], x[1]) for x in c)
+    out["bad_bytes"] = "%s,%s" % (data(5), data(8))
+    # Cleared: ZCDDP_POST_RECV again.
+    out["clear"] = err(lambda: ring(0, 0, 0))
+    out["post_after"] = err(lambda: s.setsockopt(301, 5, struct.pack("QQII", 30, ctypes.addressof(rbuf) + 64 * 30, 64, rk)))
+    peer_sends(1)
+    c = poll(1)
+    out["after"] = ",".join("%d:%d:%s" % (x[0], x[1], data(30)) for x in c)
+    # Set again (at the head left there); three entries behind a tail
+    # 1000 ahead: nothing posted, the Send finds no buffer (Terminate);
+    # once the tail is sane, the entries are flushed, then EPROTO.
+    out["set2"] = err(lambda: ring(base, 4, lw))
+    h = head.value
+    for i in range(3):
+        post(40 + i, 40 + i, at_tail=h + i)
+    tail.value = (h + 1000) % (1 << 32)
+    peer_sends(1)
+    peer_sends(0)
+    out["nobuf"] = err(lambda: poll(1, 2000))
+    tail.value = (h + 3) % (1 << 32)
+    c = poll(3)
+    out["flushed"] = ",".join("%d:%d" % (x[0], x[1]) for x in c)
+    out["then"] = err(lambda: poll(1, 200))
+    out["head_end"] = (head.value - h) % (1 << 32)
+    print(" ".join("%s=%s" % kv for kv in out.items()))
+    s.close()
+    return 0
+
+
 def main():
     if sys.argv[1] == "zc-sink":
         return zc_sink(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1",
@@ -984,6 +1158,10 @@ def main():
         return cqring_peer(sys.argv[2], int(sys.argv[3]))
     if sys.argv[1] == "cqring":
         return cqring(sys.argv[2], int(sys.argv[3]))
+    if sys.argv[1] == "rqring-peer":
+        return rqring_peer(sys.argv[2], int(sys.argv[3]))
+    if sys.argv[1] == "rqring":
+        return rqring(sys.argv[2], int(sys.argv[3]))
     if sys.argv[1] == "sqfull":
         return sqfull(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     role, addr, port, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]

@@ -23,10 +23,13 @@
 //!   is placed; the bytes over that time.
 //!
 //! Both sides take their completions from a completion ring
-//! (`ZCDDP_CQ_RING`, [`zcddp::CqRing`]) in registered memory, without a
-//! system call, as perftest takes siw's from its user-space CQ; with
-//! `ZCBENCH_CQ=syscall` in the environment (or a module without rings),
-//! through `ZCDDP_POLL_CQ`. The report says which (`cq ring|syscall`).
+//! (`ZCDDP_CQ_RING`, [`zcddp::CqRing`]) and post their receives into a
+//! receive ring (`ZCDDP_RQ_RING`, [`zcddp::RqRing`]) in registered memory,
+//! without a system call, as perftest uses siw's user-space CQ and
+//! receive queue; with `ZCBENCH_CQ=syscall` in the environment (or a
+//! module without rings) through `ZCDDP_POLL_CQ` and `ZCDDP_POST_RECV`,
+//! with `ZCBENCH_RQ=syscall` the completion ring and `ZCDDP_POST_RECV`.
+//! The report says which (`cq ring|syscall rq ring|syscall`).
 //!
 //! Control messages are 16-byte Sends (`op`, `size`, `arg`); the server
 //! stays in zcddp calls throughout, so the peer's Writes and Reads are
@@ -36,7 +39,7 @@ use std::cell::RefCell;
 use std::io;
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
-use zcddp::{CqRing, Cqe, Mr, Params, SendWr};
+use zcddp::{CqRing, Cqe, Mr, Params, RqRing, SendWr};
 
 pub const DEFAULT_PORT: u16 = 5302;
 /// The largest size (the regions are this large).
@@ -64,6 +67,8 @@ struct Bufs<'s> {
     /// The completion ring, once set ([`Bufs::use_ring`]): completions
     /// read without a system call, as perftest reads siw's CQ.
     ring: RefCell<Option<CqRing<'s, Sock>>>,
+    /// The receive ring, once set: receives posted without a system call.
+    rq: RefCell<Option<RqRing<'s, Sock>>>,
 }
 
 fn e(what: &str, err: io::Error) -> io::Error {
@@ -82,26 +87,41 @@ impl<'s> Bufs<'s> {
             tx: Mr::new(s, MAX, 0).map_err(|x| e("register", x))?,
             region: Mr::new(s, MAX, rw).map_err(|x| e("register", x))?,
             ring: RefCell::new(None),
+            rq: RefCell::new(None),
         };
         b.repost(s)?;
         Ok(b)
     }
 
     /// In RDMA mode: completions through a ring unless `ZCBENCH_CQ` is
-    /// `syscall` (or the module has no rings: `ENOPROTOOPT`). Whether a
-    /// ring is used.
-    fn use_ring(&self, s: &'s Sock) -> io::Result<bool> {
-        if std::env::var("ZCBENCH_CQ").is_ok_and(|v| v == "syscall") {
-            return Ok(false);
+    /// `syscall` (or the module has no rings: `ENOPROTOOPT`), receives
+    /// through one too unless either variable is. Which rings are used.
+    fn use_ring(&self, s: &'s Sock) -> io::Result<Rings> {
+        let syscall = |v| std::env::var(v).is_ok_and(|v| v == "syscall");
+        let mut r = Rings::default();
+        if syscall("ZCBENCH_CQ") {
+            return Ok(r);
         }
         match CqRing::new(s, zcddp::CQ_DEPTH) {
-            Ok(r) => {
-                *self.ring.borrow_mut() = Some(r);
-                Ok(true)
+            Ok(c) => {
+                *self.ring.borrow_mut() = Some(c);
+                r.cq = true;
             }
-            Err(x) if x.raw_os_error() == Some(92) => Ok(false),
-            Err(x) => Err(e("completion ring", x)),
+            Err(x) if x.raw_os_error() == Some(92) => return Ok(r),
+            Err(x) => return Err(e("completion ring", x)),
         }
+        if syscall("ZCBENCH_RQ") {
+            return Ok(r);
+        }
+        match RqRing::new(s, 64) {
+            Ok(q) => {
+                *self.rq.borrow_mut() = Some(q);
+                r.rq = true;
+            }
+            Err(x) if x.raw_os_error() == Some(92) => {}
+            Err(x) => return Err(e("receive ring", x)),
+        }
+        Ok(r)
     }
 
     /// Up to `max` completions, waiting up to `wait_ms` for the first:
@@ -131,6 +151,13 @@ impl<'s> Bufs<'s> {
     }
 
     fn repost(&self, s: &Sock) -> io::Result<()> {
+        if let Some(q) = self.rq.borrow_mut().as_mut() {
+            // One receive outstanding at a time: the ring has room.
+            return match q.post(1, &self.rx, 0, MAX as u32) {
+                true => Ok(()),
+                false => Err(io::Error::other("post recv: the receive ring is full")),
+            };
+        }
         zcddp::post_recv(s, 1, &self.rx, 0, MAX as u32).map_err(|x| e("post recv", x))
     }
 
@@ -501,8 +528,17 @@ fn write_bw(
 pub struct Report {
     pub lat: Vec<LatRow>,
     pub bw: Vec<BwRow>,
-    /// Completions came through a ring (`ZCDDP_CQ_RING`), not system calls.
-    pub cq_ring: bool,
+    /// Completions and receives went through rings, not system calls.
+    pub rings: Rings,
+}
+
+/// Which rings a connection uses.
+#[derive(Clone, Copy, Default)]
+pub struct Rings {
+    /// Completions (`ZCDDP_CQ_RING`), not `ZCDDP_POLL_CQ`.
+    pub cq: bool,
+    /// Receives (`ZCDDP_RQ_RING`), not `ZCDDP_POST_RECV`.
+    pub rq: bool,
 }
 
 /// The latency operations, in the order they run.
@@ -524,7 +560,7 @@ pub fn run(
     attach(&s)?;
     let mut b = Bufs::new(&s)?;
     startup(&s, true, if crc { zcddp::F_CRC } else { 0 })?;
-    let cq_ring = b.use_ring(&s)?;
+    let rings = b.use_ring(&s)?;
     let info = zcddp::info(&s)?;
     if info.crc != crc {
         return Err(io::Error::other(format!(
@@ -552,5 +588,5 @@ pub fn run(
     }
     // Handed to TCP when posted: it leaves before the close.
     b.msg(&s, OP_QUIT, 0, 0)?;
-    Ok(Report { lat, bw, cq_ring })
+    Ok(Report { lat, bw, rings })
 }

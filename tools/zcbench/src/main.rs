@@ -837,9 +837,10 @@ fn ddp_client(o: &Opts, crc: bool) -> io::Result<()> {
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     let flavour = env_or("ZCNET_FLAVOUR", "default");
     println!(
-        "zcbench ddp [{label}]  kernel {kernel} ({flavour})  accel {accel}  cpus {cpus}  crc {}  cq {}",
+        "zcbench ddp [{label}]  kernel {kernel} ({flavour})  accel {accel}  cpus {cpus}  crc {}  cq {}  rq {}",
         if crc { "on" } else { "off" },
-        if r.cq_ring { "ring" } else { "syscall" }
+        if r.rings.cq { "ring" } else { "syscall" },
+        if r.rings.rq { "ring" } else { "syscall" }
     );
     if !r.lat.is_empty() {
         println!(
@@ -872,8 +873,8 @@ fn ddp_client(o: &Opts, crc: bool) -> io::Result<()> {
     }
     if let Some(path) = &o.json {
         let mut j = format!(
-            "{{\"tool\":\"zcbench\",\"test\":\"ddp\",\"label\":{label:?},\"crc\":{crc},\"kernel\":{kernel:?},\"flavour\":{flavour:?},\"accel\":{accel:?},\"cpus\":{cpus},\"cq_ring\":{},\"iters\":{},\"latency\":[",
-            r.cq_ring, o.iters
+            "{{\"tool\":\"zcbench\",\"test\":\"ddp\",\"label\":{label:?},\"crc\":{crc},\"kernel\":{kernel:?},\"flavour\":{flavour:?},\"accel\":{accel:?},\"cpus\":{cpus},\"cq_ring\":{},\"rq_ring\":{},\"iters\":{},\"latency\":[",
+            r.rings.cq, r.rings.rq, o.iters
         );
         for (i, l) in r.lat.iter().enumerate() {
             if i > 0 {

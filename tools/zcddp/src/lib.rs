@@ -623,6 +623,42 @@ const RING_TAIL: usize = 64;
 const RING_CQES: usize = 128;
 const CQE_LEN: usize = 32;
 
+/// Registers memory for a ring of `entries` entries of `len` bytes
+/// (either kind: `opt` is `ZCDDP_CQ_RING` or `ZCDDP_RQ_RING`), local write
+/// only, and sets it on `sock` 64-byte aligned: the registration and the
+/// ring's first byte.
+fn ring_memory<'s, S: AsRawFd>(
+    sock: &'s S,
+    opt: c_int,
+    entries: u32,
+    len: usize,
+) -> io::Result<(Mr<'s, S>, *mut u8)> {
+    let bytes = RING_CQES + len * entries as usize;
+    let mut mr = Mr::new(sock, bytes + 64, ACCESS_LOCAL_WRITE | ACCESS_NO_REMOTE_INV)?;
+    let pad = (64 - (mr.addr() % 64) as usize) % 64;
+    let base = mr.bytes_mut()[pad..].as_mut_ptr();
+    let mut b = [0u8; 16];
+    b[0..8].copy_from_slice(&(base as u64).to_ne_bytes());
+    b[8..12].copy_from_slice(&entries.to_ne_bytes());
+    b[12..16].copy_from_slice(&mr.stag().to_ne_bytes());
+    set_opt(sock.as_raw_fd(), SOL_ZCDDP, opt, &b)?;
+    Ok((mr, base))
+}
+
+/// A ring's index word at `base + at` (0: `head`, `RING_TAIL`: `tail`),
+/// `base` the ring's first byte in `mr` (from [`ring_memory`]), borrowed
+/// for as long as `mr` is.
+fn ring_word<'a, S: AsRawFd>(
+    _mr: &'a Mr<'_, S>,
+    base: *mut u8,
+    at: usize,
+) -> &'a std::sync::atomic::AtomicU32 {
+    // SAFETY: `base + at` (0 or RING_TAIL) is 4-byte aligned inside the
+    // registered buffer of `mr`, which outlives the reference (`'a`); the
+    // kernel writes the word only with whole aligned stores.
+    unsafe { std::sync::atomic::AtomicU32::from_ptr(base.add(at).cast()) }
+}
+
 /// The completion ring (`ZCDDP_CQ_RING`): zcddp writes every completion of
 /// the connection into this registered memory, and [`CqRing::poll`] reads
 /// them without a system call, as `ibv_poll_cq` reads siw's. Once it is
@@ -643,16 +679,8 @@ impl<'s, S: AsRawFd> CqRing<'s, S> {
     /// Registers memory for a ring of `entries` (a power of two up to
     /// [`CQ_DEPTH`]) and sets it on `sock` (in RDMA mode).
     pub fn new(sock: &'s S, entries: u32) -> io::Result<Self> {
-        let bytes = RING_CQES + CQE_LEN * entries as usize;
         // Local write only: the peer can neither see nor forge completions.
-        let mut mr = Mr::new(sock, bytes + 64, ACCESS_LOCAL_WRITE | ACCESS_NO_REMOTE_INV)?;
-        let pad = (64 - (mr.addr() % 64) as usize) % 64;
-        let base = mr.bytes_mut()[pad..].as_mut_ptr();
-        let mut b = [0u8; 16];
-        b[0..8].copy_from_slice(&(base as u64).to_ne_bytes());
-        b[8..12].copy_from_slice(&entries.to_ne_bytes());
-        b[12..16].copy_from_slice(&mr.stag().to_ne_bytes());
-        set_opt(sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_CQ_RING, &b)?;
+        let (mr, base) = ring_memory(sock, ZCDDP_CQ_RING, entries, CQE_LEN)?;
         Ok(Self {
             sock,
             _mr: mr,
@@ -663,10 +691,7 @@ impl<'s, S: AsRawFd> CqRing<'s, S> {
     }
 
     fn word(&self, at: usize) -> &std::sync::atomic::AtomicU32 {
-        // SAFETY: `base + at` (0 or RING_TAIL) is 4-byte aligned inside the
-        // registered buffer, which lives as long as `self` (`_mr`); the
-        // kernel writes the word only with whole aligned stores.
-        unsafe { std::sync::atomic::AtomicU32::from_ptr(self.base.add(at).cast()) }
+        ring_word(&self._mr, self.base, at)
     }
 
     /// Up to `max` completions, oldest first, without a system call (none
@@ -723,6 +748,93 @@ impl<S: AsRawFd> Drop for CqRing<'_, S> {
         // zcddp stops writing into the memory before it is deregistered
         // and freed (a connection that failed took the ring along).
         let _ = self.clear();
+    }
+}
+
+/// `ZCDDP_RQ_RING`: receives posted through a ring in registered memory.
+pub const ZCDDP_RQ_RING: c_int = 12;
+/// `struct zcddp_rq_ring`: `head` at 0, `tail` at 64, the entries (each a
+/// `struct zcddp_recv`) from 128.
+const RQE_LEN: usize = 24;
+
+/// The receive ring (`ZCDDP_RQ_RING`): [`RqRing::post`] posts a receive by
+/// writing it into this registered memory, without a system call, as
+/// `ibv_post_recv` posts into siw's receive queue. zcddp takes the entries
+/// when Sends need them. Once it is set, [`post_recv`] and [`post_recv_sg`]
+/// fail with `EBUSY` on the connection.
+pub struct RqRing<'s, S: AsRawFd> {
+    sock: &'s S,
+    _mr: Mr<'s, S>,
+    base: *mut u8,
+    entries: u32,
+    /// The next entry to write (the ring's `tail`, as last stored).
+    tail: u32,
+}
+
+impl<'s, S: AsRawFd> RqRing<'s, S> {
+    /// Registers memory for a ring of `entries` (a power of two up to
+    /// [`CQ_DEPTH`]) and sets it on `sock` (in RDMA mode).
+    pub fn new(sock: &'s S, entries: u32) -> io::Result<Self> {
+        // Local write only: the peer can neither see nor change the posts.
+        let (mr, base) = ring_memory(sock, ZCDDP_RQ_RING, entries, RQE_LEN)?;
+        Ok(Self {
+            sock,
+            _mr: mr,
+            base,
+            entries,
+            tail: 0,
+        })
+    }
+
+    fn word(&self, at: usize) -> &std::sync::atomic::AtomicU32 {
+        ring_word(&self._mr, self.base, at)
+    }
+
+    /// Entries the application may still write.
+    pub fn room(&self) -> u32 {
+        use std::sync::atomic::Ordering::Acquire;
+        let head = self.word(0).load(Acquire);
+        self.entries
+            .saturating_sub(self.tail.wrapping_sub(head).min(self.entries))
+    }
+
+    /// Posts a receive of `len` bytes at byte `off` of `mr`, without a
+    /// system call; `false` when the ring is full (zcddp has not taken
+    /// enough of the earlier entries yet).
+    pub fn post(&mut self, wr_id: u64, mr: &Mr<'_, S>, off: usize, len: u32) -> bool {
+        use std::sync::atomic::Ordering::Release;
+        if self.room() == 0 {
+            return false;
+        }
+        let mut b = [0u8; RQE_LEN];
+        b[0..8].copy_from_slice(&wr_id.to_ne_bytes());
+        b[8..16].copy_from_slice(&(mr.addr() + off as u64).to_ne_bytes());
+        b[16..20].copy_from_slice(&len.to_ne_bytes());
+        b[20..24].copy_from_slice(&mr.stag.to_ne_bytes());
+        let slot = (self.tail & (self.entries - 1)) as usize;
+        // SAFETY: the entry is inside the ring (slot < entries), in the
+        // registered buffer `self` keeps; zcddp does not read it until the
+        // tail below shows it, and is done with it (the head passed it)
+        // when `room` says it is free.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                b.as_ptr(),
+                self.base.add(RING_CQES + slot * RQE_LEN),
+                RQE_LEN,
+            )
+        };
+        // The entry, then the tail that shows it.
+        self.tail = self.tail.wrapping_add(1);
+        self.word(RING_TAIL).store(self.tail, Release);
+        true
+    }
+}
+
+impl<S: AsRawFd> Drop for RqRing<'_, S> {
+    fn drop(&mut self) {
+        // zcddp stops reading the memory before it is deregistered and
+        // freed.
+        let _ = set_opt(self.sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_RQ_RING, &[0u8; 16]);
     }
 }
 
