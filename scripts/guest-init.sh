@@ -27,10 +27,12 @@ export ZCNET_ROOT ZCNET_TOPO ZCNET_ROLE ZCNET_MODROOT ZCNET_KREL ZCNET_ACCEL ZCN
 export ZCNET_ARTIFACTS=/run/zcnet/out/artifacts
 mkdir -p "$ZCNET_ARTIFACTS"
 # The checkout and the test kernel's modules, wherever they live on the host
-# (the tmpfs mounts above may hide their host paths).
+# (the tmpfs mounts above may hide their host paths). Read-only and cached as
+# the root is (run-guest.sh: cache=loose): the tree must not change while a
+# guest runs.
 mkdir -p "$ZCNET_ROOT" "$ZCNET_MODROOT" 2>/dev/null
-mount -t 9p -o trans=virtio,version=9p2000.L,ro zcroot "$ZCNET_ROOT" || echo "zcnet-init: cannot mount the checkout at $ZCNET_ROOT"
-mount -t 9p -o trans=virtio,version=9p2000.L,ro zcmods "$ZCNET_MODROOT" || echo "zcnet-init: cannot mount the modules"
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro zcroot "$ZCNET_ROOT" || echo "zcnet-init: cannot mount the checkout at $ZCNET_ROOT"
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro zcmods "$ZCNET_MODROOT" || echo "zcnet-init: cannot mount the modules"
 export HOME=/root TERM=dumb LC_ALL=C
 hostname "zcnet-$ZCNET_ROLE"
 ip link set lo up

@@ -77,6 +77,13 @@ kargs=${ZCNET_KERNEL_ARGS-}
 kargs="tsc=reliable $kargs"
 if grep -q '^CONFIG_KASAN=y' "$kdir/.config" 2>/dev/null; then kargs="acpi=noirq $kargs"; fi
 krel=$(cat "$kdir/include/config/kernel.release")
+# The 9p root with cache=loose: the guest keeps what it reads in its page
+# cache (the root is read-only and nothing on the host changes under a run),
+# so a program started a second time is not read through 9p again. Under
+# TCG, a guest on this 2-core host (2026-11-27): awk 152 -> 59 ms a start,
+# python3 2.7 -> 0.57 s, ip netns exec 346 -> 144 ms
+# (out of tree: 200, 20 and 100 starts in a loop, with and without).
+rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose
 [ -n "$log" ] || { mkdir -p "$ZCNET_ROOT/out"; log="$ZCNET_ROOT/out/guest-$(basename "$script" .sh).log"; }
 mkdir -p "$(dirname "$log")"
 log=$(realpath "$log")
@@ -123,7 +130,7 @@ start_guest() {
   ${netns:+ip netns exec "$netns"} qemu-system-x86_64 $accel_opt -smp "$cpus" -m "$mem" \
     -display none -monitor none -no-reboot -serial "file:$glog" \
     -kernel "$bz" \
-    -append "console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144 ro init=$ZCNET_ROOT/scripts/guest-init.sh panic=-1 loglevel=6 hung_task_panic=0 zcnet.role=$role $kargs" \
+    -append "console=ttyS0 root=/dev/root rootfstype=9p rootflags=$rootflags ro init=$ZCNET_ROOT/scripts/guest-init.sh panic=-1 loglevel=6 hung_task_panic=0 zcnet.role=$role $kargs" \
     -fsdev "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap" \
     -device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
     -fsdev "local,id=out,path=$out,security_model=none" \

@@ -374,8 +374,10 @@ def data(s, mode, path):
     else:
         print("unknown mode", m)
         return 2
-    # What comes back: a Read Response, a Terminate, or nothing.
-    s.settimeout(1)
+    # What comes back: a Read Response, a Terminate, or nothing for 3 s
+    # (then the peer closes, which ends the server's wait). 1 s may be too
+    # short for a Terminate while several cases run on a slow host.
+    s.settimeout(3)
     try:
         while True:
             u = read_fpdu(s, crc)

@@ -208,8 +208,7 @@ got=$(awk '/packets transmitted/ { print $4 }' /tmp/native-ping.out)
 [ "${got:-0}" -ge 990 ] && t_ok "the interleaved pings answered ($got of 1000)" ||
   t_fail "the interleaved pings answered" "$(cat /tmp/native-ping.out)"
 
-# (c) What a user of the stacked device has, on the native one: the sysfs
-# group, ethtool -c/-C, explicit admission through the ioctl, zcctl.
+# sys, wait_for, sv: the sysfs group of va, a bounded wait, a sysfs value.
 sys=/sys/class/net/$ZC_IF_A/zcfrag
 wait_for() {
   local d=$1 i; shift
@@ -217,6 +216,12 @@ wait_for() {
   echo "# timed out waiting for: $d"; return 1
 }
 sv() { ip netns exec $A cat "$sys/$1" 2>/dev/null; }
+# (c) and (c2) run on the udp wire only: they test the front end's settings,
+# not its queues, and the tap wire's run is the same suite again (the
+# test-time budget, 2026-11-27).
+if [ "${ZCNET_WIRE:-}" != tap ]; then
+# (c) What a user of the stacked device has, on the native one: the sysfs
+# group, ethtool -c/-C, explicit admission through the ioctl, zcctl.
 t_expect "sysfs: the zcfrag group on the native device (slots)" 8 "$(sv slots)"
 ip netns exec $A sh -c "echo 16 > $sys/slots" && t_expect "sysfs: slots written" 16 "$(sv slots)" ||
   t_fail "sysfs: slots written"
@@ -328,6 +333,7 @@ t_expect "sysfs: wire_mtu back to 1500" 1500 "$(sv wire_mtu)"
 [ $((pl2 - fl)) -ge $((4 << 20)) ] &&
   t_ok "speculation followed the wire back to 1500 mid-stream ($((pl2 - fl)) bytes placed after)" ||
   t_fail "speculation followed the wire back to 1500 mid-stream" "placed $pl1 -> $fl at the change -> $pl2"
+fi
 ip -n $B link del zf1
 ip -n $B addr add $ZC_IP_B/24 dev $ZC_IF_B
 ip netns exec $A ip neigh flush dev $ZC_IF_A
@@ -441,10 +447,11 @@ read -r rxp txp < <(ip netns exec $A cat /sys/class/net/$ZC_IF_A/statistics/rx_p
 [ "${rxp:-0}" -gt 10000 ] && [ "${txp:-0}" -gt 10000 ] && t_ok "ip -s link counts packets ($rxp received, $txp sent)" ||
   t_fail "ip -s link counts packets" "rx $rxp tx $txp"
 
-# Unbind and rebind under traffic (both directions), 20 times. The unbind
+# Unbind and rebind under traffic (both directions), 8 times (20 before the
+# test-time cut of 2026-11-27). The unbind
 # comes once the floods have had replies (traffic in flight both ways).
 ok=1
-for i in $(seq 20); do
+for i in $(seq 8); do
   ip netns exec $B timeout 8 ping -q -f -w 1 $ZC_IP_A > /dev/null 2>&1 &
   ip netns exec $A timeout 8 ping -q -f -w 1 $ZC_IP_B > /dev/null 2>&1 &
   r0=$(ip netns exec $A cat /sys/class/net/$ZC_IF_A/statistics/rx_packets)
@@ -457,7 +464,7 @@ for i in $(seq 20); do
   wait
   native_up || ok=0
 done
-[ $ok = 1 ] && t_ok "unbind and rebind under flood ping, 20 times" || t_fail "unbind and rebind under flood ping, 20 times"
+[ $ok = 1 ] && t_ok "unbind and rebind under flood ping, 8 times" || t_fail "unbind and rebind under flood ping, 8 times"
 tcp_xfer $A $B $ZC_IP_B $((4 << 20)) "TCP 4 MiB after the rebinds, byte-exact"
 
 # rmmod after unbind; loaded again, zcfrag binds the driverless device its

@@ -85,7 +85,11 @@ before=$(stat a zf0 tx_fragmented_packets)
 cp0=$(stat a zf0 tx_copied_bytes); rf0=$(stat a zf0 tx_referenced_bytes)
 tcp_xfer b a "$ZC_IP_A" 16777216 "TCP 16 MiB zcfrag -> zcfrag (reverse), sha256"
 tcp_xfer a b "$ZC_IP_B" 1048576 "TCP 1 MiB zcfrag -> zcfrag, sha256"
-tcp_xfer a b "$ZC_IP_B" 268435456 "TCP 256 MiB zcfrag -> zcfrag, sha256"
+# 256 MiB on virtio2 (the wire that fragments), 64 MiB on veth: the
+# test-time budget (2026-11-27).
+mib=256
+[ "$ZCNET_TOPO" = veth ] && mib=64
+tcp_xfer a b "$ZC_IP_B" $((mib << 20)) "TCP $mib MiB zcfrag -> zcfrag, sha256"
 rm -f /tmp/tx
 n=$(( $(stat a zf0 tx_fragmented_packets) - before ))
 [ $n -ge 16000 ] && t_ok "page-sized segments were fragmented ($n packets for 257 MiB)" || t_fail "page-sized segments were fragmented" "only $n"
@@ -205,12 +209,12 @@ else
 fi
 ip -n a link set va up; ip -n b link set vb up
 bad=0
-for i in $(seq 20); do
+for i in $(seq 10); do
   ip -n a link add zf0 link va type zcfrag || bad=$((bad + 1))
   ip -n a link set zf0 up || bad=$((bad + 1))
   ip -n a link del zf0 || bad=$((bad + 1))
 done
-t_expect "20 create/delete cycles" 0 "$bad"
+t_expect "10 create/delete cycles" 0 "$bad"
 ip -n a link add zf0 link va type zcfrag && ip -n b link add zf1 link vb type zcfrag
 t_run "rmmod with two devices present" rmmod zcfrag
 ip netns exec a test -e /sys/class/net/zf0 && t_fail "devices gone with the module" || t_ok "devices gone with the module"

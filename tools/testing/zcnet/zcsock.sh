@@ -252,11 +252,15 @@ if insmod "$(ko zcfrag)"; then
   }
   marks() { full0=$(zfs zc_full_pages); fb0=$(fellback); sh0=$(short); re0=$(zts tx_gso_realigned); }
   marks
-  remap "zcfrag, 256 MiB" "$ZC_IP_B" 4096 16
+  # 256 MiB on virtio2 (the wire that fragments), 64 MiB on veth: the
+  # test-time budget (2026-11-27).
+  mib=256
+  [ "$ZCNET_TOPO" = veth ] && mib=64
+  remap "zcfrag, $mib MiB" "$ZC_IP_B" $((mib * 16)) 16
   echo "# receiver: $RM_RX"
-  t_expect "zcfrag: every received byte remapped or copied" 268435456 \
+  t_expect "zcfrag: every received byte remapped or copied" $((mib << 20)) \
     "$(( $(field "$RM_RX" rx_pages_remapped) * 4096 + $(field "$RM_RX" rx_bytes_copied) ))"
-  pages_ok "zcfrag: ZcsockRxPagesRemapped is every page zcfrag delivered, only what it delivered otherwise copied" 65536
+  pages_ok "zcfrag: ZcsockRxPagesRemapped is every page zcfrag delivered, only what it delivered otherwise copied" $((mib * 256))
   # The same with a sender the window holds back all along.
   marks
   remap "zcfrag, 16 MiB, 128 KiB receive buffer" "$ZC_IP_B" 1024 4 131072
