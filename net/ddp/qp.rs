@@ -1657,18 +1657,25 @@ impl Qp {
         Ok(())
     }
 
-    /// Up to `max` completions, oldest first.
-    pub(crate) fn take_cqes(&mut self, max: usize) -> KVec<Cqe> {
-        let n = max.min(self.cq.len());
-        let mut out = KVec::new();
-        if out.reserve(n, GFP_KERNEL).is_ok() {
-            for _ in 0..n {
-                if let Some(c) = self.cq.pop() {
-                    let _ = out.push(c, GFP_KERNEL);
-                }
+    /// Hands up to `max` completions, oldest first, to `put` (a copy to
+    /// user space); each leaves the queue only once `put` took it, so a
+    /// failed copy loses none, and nothing is allocated. How many were
+    /// taken; `put`'s error when it failed on the first.
+    pub(crate) fn take_cqes(
+        &mut self,
+        max: usize,
+        mut put: impl FnMut(&Cqe) -> Result,
+    ) -> Result<usize> {
+        let mut n = 0;
+        while n < max {
+            let Some(c) = self.cq.front() else { break };
+            if let Err(e) = put(c) {
+                return if n == 0 { Err(e) } else { Ok(n) };
             }
+            self.cq.pop();
+            n += 1;
         }
-        out
+        Ok(n)
     }
 
     /// The connection ended under us (`err` negative): flush.

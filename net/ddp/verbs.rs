@@ -111,19 +111,18 @@ fn poll(sk: &Locked<'_>, ctx: &Ctx, p: &uapi::Poll) -> Result {
             return put_u32(p.count_out, 0);
         }
         if qp.done_waiting() || p.timeout_ms == 0 {
-            let cqes = qp.take_cqes(p.max as usize);
-            if cqes.is_empty() {
-                qp.error()?;
-            }
+            // Straight from the queue to the caller's array: a completion
+            // leaves the queue only once copied.
             let mut w = UserSlice::new(
                 UserPtr::from_addr(p.cqe as usize),
-                cqes.len() * core::mem::size_of::<crate::zcnet::ext::zcddp_cqe>(),
+                p.max as usize * core::mem::size_of::<crate::zcnet::ext::zcddp_cqe>(),
             )
             .writer();
-            for c in cqes.iter() {
-                w.write_slice(&uapi::cqe_bytes(c))?;
+            let n = qp.take_cqes(p.max as usize, |c| w.write_slice(&uapi::cqe_bytes(c)))?;
+            if n == 0 {
+                qp.error()?;
             }
-            return put_u32(p.count_out, cqes.len() as u32);
+            return put_u32(p.count_out, n as u32);
         }
         // More than the bytes the receive path left queued on purpose
         // (an FPDU it places from TCP's queue once TCP holds all of it).

@@ -799,6 +799,7 @@ t_expect "ZCDDP_SEND_QUEUE set to 16 and read back" "16 16" "$(kv depth) $(kv de
 t_expect "posts to a peer that never reads: queued until full, then ENOMEM" "ENOMEM ENOMEM" "$(kv err) $(kv err2)"
 ok=$(awk -v a="$(kv worst_ms)" -v b="$(kv worst2_ms)" -v p="$(kv posts)" 'BEGIN { print (a + 0 < 500 && b + 0 < 500 && p >= 16) ? "yes" : "no" }')
 t_expect "every post returned at once (slowest $(kv worst_ms) / $(kv worst2_ms) ms, $(kv posts) posts)" yes "$ok"
+t_expect "ZCDDP_POLL_CQ into an unmapped array: EFAULT (the flushes then all polled: none lost)" EFAULT "$(kv bad_poll)"
 t_expect "the peer's reset flushes the 16 queued Writes (WC_FLUSH_ERR)" 16 "$(kv flushed)"
 ok=$(awk -v c="$(kv close_ms)" 'BEGIN { print (c != "" && c + 0 < 1000) ? "yes" : "no" }')
 t_expect "close() with a full send queue is prompt ($(kv close_ms) ms)" yes "$ok"

@@ -541,6 +541,13 @@ def sqfull(addr, port, depth):
     s, got, buf, stag = conn()
     n, worst, err, ok = fill(s, buf, stag, True)
     print("depth=%d posts=%d worst_ms=%.1f err=%s ok=%d" % (got, n, worst, err, ok))
+    # A poll into an unmapped array once the flushes are there: EFAULT,
+    # and no completion lost by it (each leaves the queue once copied).
+    try:
+        s.setsockopt(301, 7, struct.pack("QIIQ", 8, 256, 5000, ctypes.addressof(cnt)))
+        print("bad_poll=ok")
+    except OSError as e:
+        print("bad_poll=%s" % errno.errorcode.get(e.errno, str(e.errno)))
     flushed, okl = 0, 0
     t = time.monotonic()
     while time.monotonic() - t < 8:
