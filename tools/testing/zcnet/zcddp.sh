@@ -98,10 +98,10 @@ BG_MAX=${BG_MAX:-7}
 bg() {
   local n=$1 p live; shift
   while :; do
-    live=
-    for p in $BG_PIDS; do kill -0 "$p" 2>/dev/null && live+=" $p"; done
-    [ "$(wc -w <<<"$live")" -lt "$BG_MAX" ] && break
-    wait -n $live
+    live=()
+    for p in $BG_PIDS; do kill -0 "$p" 2>/dev/null && live+=("$p"); done
+    [ ${#live[@]} -lt "$BG_MAX" ] && break
+    wait -n "${live[@]}"
   done
   (
     PORT=$((PORT + 20 + n)) ZA=/tmp/za.$n ZB=/tmp/zb.$n ZP=/tmp/zp.$n
