@@ -135,7 +135,8 @@ outcome() {
 field() { grep -o "\<$2=[^ ]*" "$1" | head -n1 | cut -d= -f2; }
 
 # pair NAME WANT_B WANT_A [B ARGS] -- [A ARGS]: zcddp-mpa responder in b,
-# initiator in a; their outcomes. The outputs stay in /tmp/zb /tmp/za.
+# initiator in a; their outcomes (a WANT may name alternatives, A|B). The
+# outputs stay in /tmp/zb /tmp/za.
 pair() {
   local name=$1 wb=$2 wa=$3 bargs=() aargs=(); shift 3
   while [ $# -gt 0 ] && [ "$1" != -- ]; do bargs+=("$1"); shift; done
@@ -145,8 +146,12 @@ pair() {
   listening b $PORT
   ip netns exec a timeout $((30 * TS)) zcddp-mpa -c -a "$ZC_IP_B" -p $PORT "${aargs[@]}" > /tmp/za 2>&1
   wait $pb
-  t_expect "$name: responder" "$wb" "$(outcome /tmp/zb)"
-  t_expect "$name: initiator" "$wa" "$(outcome /tmp/za)"
+  one_of "$name: responder" "$wb" "$(outcome /tmp/zb)"
+  one_of "$name: initiator" "$wa" "$(outcome /tmp/za)"
+}
+# one_of NAME WANT GOT: ok when GOT is one of WANT's |-separated values.
+one_of() {
+  case "|$2|" in *"|$3|"*) t_ok "$1" ;; *) t_fail "$1" "wanted '$2', got '$3'" ;; esac
 }
 
 # Zero-copy transmit: the payload of Writes, Sends and Read Responses goes
@@ -310,7 +315,11 @@ pair "strict responder without CRC refuses a CRC request" ECONNREFUSED ECONNREFU
 pair "strict initiator asking for CRC gets it" ok ok -- --crc --crc-strict
 pair "strict initiator without CRC refuses the responder's CRC" ok ECONNREFUSED --crc -- --crc-strict
 pair "responder refusing to send markers" ECONNREFUSED ECONNREFUSED --no-markers -- --markers
-pair "initiator offering only a Read RTR: EINVAL before the wire (the responder sees the close)" ECONNRESET EINVAL --timeout 1000 -- --p2p read
+# The responder sees the close as ECONNRESET when it comes during its
+# start-up, ENOTCONN when it came first (the socket past ESTABLISHED when
+# start-up begins; once in a run on 2026-11-27, the initiator's programs
+# starting faster).
+pair "initiator offering only a Read RTR: EINVAL before the wire (the responder sees the close)" "ECONNRESET|ENOTCONN" EINVAL --timeout 1000 -- --p2p read
 
 # A second start-up on the same socket.
 ip netns exec b timeout $((30 * TS)) zcddp-mpa -s -a "$ZC_IP_B" -p $PORT --hold 500 > /tmp/zb 2>&1 &
@@ -975,13 +984,19 @@ t_expect "  a: the 4 MiB Read back placed directly, only the Sends staged" "4194
 # The comparison modes: rxdirect=0 stages (two or three copies); rxbh=0
 # receives in the socket's work item only.
 if rmmod zcddp && insmod "$(ko zcddp)" rxdirect=0 rxbh=0; then
-  rb0=$(rxd b) sb0=$(procv b ZcddpRxFpdusSoftirq)
+  rb0=$(rxd b) sb0=$(procv b ZcddpRxFpdusSoftirq) sk0=$(procv b ZcddpOooSkippedCopy)
   zcopy "the same with rxdirect=0 rxbh=0 (staged, in the work item): byte-exact" /tmp/copy-4m --crc
   rb=$(rxd_delta "$rb0" "$(rxd b)")
-  echo "# received payload (direct, staged small, staged other, reassembled): b $rb"
+  # Payload placed out of order before the work item reached it (a
+  # segment TCP queued behind a hole) is not copied again: counted in
+  # ZcddpOooSkippedCopy, not staged. (A run on 2026-11-27 staged 13696
+  # bytes fewer than 4194336, every byte exact; by the code that is the
+  # one path that places payload without counting it staged.)
+  sk=$(( $(procv b ZcddpOooSkippedCopy) - sk0 ))
+  echo "# received payload (direct, staged small, staged other, reassembled): b $rb; placed out of order before: $sk"
   read -r rd_direct rd_small rd_other rd_reasm <<< "$rb"
-  t_expect "  b: nothing placed directly, the 4 MiB and the Sends staged, nothing in softirq" \
-    "0 0 4194336 0" "$rd_direct $rd_small $rd_other $(( $(procv b ZcddpRxFpdusSoftirq) - sb0 ))"
+  t_expect "  b: nothing placed directly, the 4 MiB and the Sends staged (or placed out of order before), nothing in softirq" \
+    "0 0 4194336 0" "$rd_direct $rd_small $((rd_other + sk)) $(( $(procv b ZcddpRxFpdusSoftirq) - sb0 ))"
   # Whole FPDUs in a staging read are parsed where they lie; only those
   # split between reads go through the parser's FPDU buffer.
   [ "$rd_reasm" -lt "$rd_other" ] &&
