@@ -345,7 +345,9 @@ peer_client() {
   ip netns exec b timeout $((30 * TS)) zcddp-mpa -s -a "$ZC_IP_B" -p $PORT "$@" > $ZB 2>&1 &
   local pb=$!
   listening b $PORT
-  ip netns exec a timeout $((30 * TS)) python3 "$PEER" client "$ZC_IP_B" $PORT "$mode" > $ZP 2>&1
+  # The responder's listing, for a peer that waits for its start-up
+  # (close-mid): ip netns exec became the timeout in b, zcddp-mpa's parent.
+  ZCDDP_CONNS=/proc/$pb/net/zcddp_conns ip netns exec a timeout $((30 * TS)) python3 "$PEER" client "$ZC_IP_B" $PORT "$mode" > $ZP 2>&1
   echo $? > $ZP.rc
   wait $pb
   sed 's/^/# peer: /' $ZP
@@ -597,6 +599,27 @@ if [ -e /sys/class/infiniband/siwb ]; then
       t_fail "  siw's FPDUs that overtook a hole placed out of order" "ZcddpBytesPlacedOutOfOrder moved by ${o1:-?}"
   done
   SV_NETEM=
+  # The timing modes (-L) that make bench-ddp runs against siw, briefly:
+  # zcddp-verbs takes its completions from a completion ring and posts its
+  # receives into a receive ring, siw_verbs uses rdma-core's; both check
+  # the last Send and the last Write of 200 each way.
+  if siw_lockdep "zcddp-verbs -L with siw_verbs -L, 64 B x 200"; then
+    t_skip "  zcddp-verbs's completions and receives through its rings" "see above"
+  else
+    ip netns exec b timeout $((60 * TS)) siw_verbs -s -a "$ZC_IP_B" -p $PORT -S 64 -r 5 -L 200 > /tmp/vs 2>&1 &
+    pb=$!
+    listening b $PORT
+    ip netns exec a timeout $((60 * TS)) zcddp-verbs -c -a "$ZC_IP_B" -p $PORT -S 64 -r 5 -L 200 > /tmp/vz 2>&1
+    rz=$?
+    wait $pb
+    rv=$?
+    [ "$rz $rv" = "0 0" ] || sed 's/^/# /' /tmp/vz /tmp/vs | tail -n 8
+    grep -h 'median' /tmp/vz | sed 's/^/# /'
+    t_expect "zcddp-verbs -L with siw_verbs -L, 64 B x 200: Send and Write latency, checked on both sides" \
+      "0 0 1 1 2" "$rz $rv $(grep -c '^zcddp-verbs: all checked' /tmp/vz) $(grep -c '^siw_verbs: all checked' /tmp/vs) $(grep -c '^zcddp-verbs: result' /tmp/vz)"
+    t_expect "  zcddp-verbs's completions and receives through its rings" rings \
+      "$(grep -o 'completions and receives by [a-z]*' /tmp/vz | awk '{ print $NF }')"
+  fi
 fi
 
 echo "# t=$(( $(date +%s) - t0 )) s: data path security"

@@ -112,6 +112,24 @@ def untagged(op, qn, msn, mo, last=True):
     return bytes([(0x40 if last else 0) | 1, 0x40 | op]) + struct.pack(">IIII", 0, qn, msn, mo)
 
 
+def wait_starting(path, bound=30.0):
+    """Returns once the listing at PATH (the zcddp side's
+    /proc/PID/net/zcddp_conns, ZCDDP_CONNS) shows a connection in
+    start-up, or after BOUND seconds (said); at once without PATH."""
+    if not path:
+        return
+    end = time.monotonic() + bound
+    while time.monotonic() < end:
+        try:
+            with open(path) as f:
+                if re.search(r"\bstarting\b", f.read()):
+                    return
+        except OSError:
+            pass
+        time.sleep(0.01)
+    print("bad: no connection in start-up in %s after %.0f s" % (path, bound))
+
+
 def client(s, mode):
     if mode == "silent":
         time.sleep(2)
@@ -129,6 +147,10 @@ def client(s, mode):
         time.sleep(0.3)
     elif mode == "close-mid":
         s.sendall(KEY_REQ[:10])
+        # Closed once the responder's start-up runs, so that it reads the
+        # partial key and then the end of the stream (ECONNRESET); a close
+        # before its start-up began is ENOTCONN, another case.
+        wait_starting(os.environ.get("ZCDDP_CONNS"))
     elif mode.startswith("p2p"):
         # p2p-ok, p2p-ok-crc-markers, p2p-wrong-rtr, p2p-bad-crc: a
         # revision 2 request offering a Write RTR, then the RTR.

@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! zcddp-verbs -s|-c -a ADDR [-p PORT] [-S SIZE] [-r SEED] [-C COUNT] [--sge N] [--crc] [--no-remote-inv] [--wait MS]
+//! zcddp-verbs -s|-c -a ADDR [-p PORT] [-S SIZE] [-r SEED] [--crc] [--wait MS] -L ITERS|-B SECONDS [--syscall]
 //! ```
 //!
 //! `-s` accepts the TCP connection and answers MPA start-up, `-c` connects
@@ -40,13 +41,18 @@
 //! SECONDS (a window of 16 outstanding), then a Send the peer answers on
 //! its arrival; the bytes over the time from the first post to that
 //! answer. Every received buffer's last state is hashed against the
-//! seeded patterns on both sides.
+//! seeded patterns on both sides. The timing modes take their completions
+//! from a completion ring and post their receives into a receive ring
+//! (`zcddp::CqRing`, `zcddp::RqRing`), without a system call, as rdma-core
+//! does on siw; `--syscall` uses `ZCDDP_POLL_CQ` and `ZCDDP_POST_RECV`
+//! instead (as does a module without rings). The `connected` line says
+//! which.
 
 use std::collections::VecDeque;
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use std::time::{Duration, Instant};
-use zcddp::{median, Cqe, Mr, SendWr};
+use zcddp::{median, CqRing, Cqe, Mr, RqRing, SendWr};
 
 /// `--wait MS`: the bound of each wait for a completion.
 static WAIT: AtomicU32 = AtomicU32::new(20000);
@@ -74,6 +80,8 @@ struct Opts {
     count: u64,
     /// `--sge N`: scatter elements of the data Send's receive.
     sge: usize,
+    /// `--syscall`: the timing modes without the rings.
+    syscall: bool,
 }
 
 /// The bound of each wait for a completion, in ms (`--wait`).
@@ -92,6 +100,7 @@ fn parse() -> Result<Opts, String> {
         bw: 0.0,
         count: 1,
         sge: 1,
+        syscall: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -107,6 +116,7 @@ fn parse() -> Result<Opts, String> {
             "-B" => o.bw = zcddp::num_arg(args.next(), "-B SECONDS")?,
             "-C" => o.count = zcddp::num_arg(args.next(), "-C COUNT")?,
             "--sge" => o.sge = zcddp::num_arg(args.next(), "--sge N")?,
+            "--syscall" => o.syscall = true,
             "--wait" => {
                 let ms: u32 = zcddp::num_arg(args.next(), "--wait MS")?;
                 if ms == 0 {
@@ -454,14 +464,21 @@ fn tagged_hash(n: usize, seed: u64, tag: u8, last: u8) -> u64 {
 /// for, send completions counted (every work request is signaled).
 struct Cq<'s> {
     s: &'s TcpStream,
+    /// The completion ring, once set ([`Timer::use_rings`]).
+    ring: Option<CqRing<'s, TcpStream>>,
     recvs: VecDeque<Cqe>,
     outstanding: usize,
 }
 
 impl Cq<'_> {
-    /// Polls, waiting up to `timeout_ms` for the first: how many came.
+    /// Polls (the ring when set), waiting up to `timeout_ms` for the
+    /// first: how many came.
     fn poll(&mut self, timeout_ms: u32) -> Result<usize, String> {
-        let cs = zcddp::poll_cq(self.s, 64, timeout_ms).map_err(e("poll"))?;
+        let cs = match self.ring.as_mut() {
+            Some(r) => r.wait(64, timeout_ms),
+            None => zcddp::poll_cq(self.s, 64, timeout_ms),
+        }
+        .map_err(e("poll"))?;
         for c in &cs {
             if c.status != zcddp::WC_SUCCESS {
                 return Err(format!(
@@ -545,6 +562,9 @@ impl Cq<'_> {
 struct Timer<'s> {
     s: &'s TcpStream,
     cq: Cq<'s>,
+    /// The receive ring, once set ([`Timer::use_rings`]); dropped (and
+    /// cleared on the connection) before the registrations below.
+    rq: Option<RqRing<'s, TcpStream>>,
     size: usize,
     seed: u64,
     slot: usize,
@@ -567,9 +587,11 @@ impl<'s> Timer<'s> {
             s,
             cq: Cq {
                 s,
+                ring: None,
                 recvs: VecDeque::new(),
                 outstanding: 0,
             },
+            rq: None,
             size,
             seed: o.seed,
             slot,
@@ -589,9 +611,37 @@ impl<'s> Timer<'s> {
         Ok(t)
     }
 
-    fn repost(&self, i: u64) -> Result<(), String> {
+    /// After start-up, unless `--syscall`: completions through a ring,
+    /// receives through another (the ones posted before start-up are
+    /// taken first). Which: "rings" or "syscalls" (also a module without
+    /// rings, `ENOPROTOOPT`).
+    fn use_rings(&mut self, o: &Opts) -> Result<&'static str, String> {
+        const ENOPROTOOPT: i32 = 92;
+        if o.syscall {
+            return Ok("syscalls");
+        }
+        match CqRing::new(self.s, zcddp::CQ_DEPTH) {
+            Ok(r) => self.cq.ring = Some(r),
+            Err(x) if x.raw_os_error() == Some(ENOPROTOOPT) => return Ok("syscalls"),
+            Err(x) => return Err(format!("completion ring: {x}")),
+        }
+        // Room for every receive of the ring of buffers, and more.
+        self.rq = Some(RqRing::new(self.s, 4 * RING as u32).map_err(e("receive ring"))?);
+        Ok("rings")
+    }
+
+    fn repost(&mut self, i: u64) -> Result<(), String> {
         let off = i as usize * self.slot;
-        zcddp::post_recv(self.s, i, &self.rx, off, self.slot as u32).map_err(e("post recv"))
+        match self.rq.as_mut() {
+            // At most RING receives are outstanding: the ring has room.
+            Some(q) => match q.post(i, &self.rx, off, self.slot as u32) {
+                true => Ok(()),
+                false => Err("post recv: the receive ring is full".into()),
+            },
+            None => {
+                zcddp::post_recv(self.s, i, &self.rx, off, self.slot as u32).map_err(e("post recv"))
+            }
+        }
     }
 
     /// The received bytes of completion `c`.
@@ -732,9 +782,10 @@ fn timing(s: &TcpStream, o: &Opts, initiator: bool) -> Result<(), String> {
     let size = o.size;
     let wait = Duration::from_millis(wait_ms().into());
     zcddp::start_as(s, initiator, o.flags)?;
+    let rings = t.use_rings(o)?;
     let info = zcddp::info(s).map_err(e("info"))?;
     println!(
-        "zcddp-verbs: connected, rev={} crc={} ird={} ord={}, {size} bytes, seed {}, {} latency iterations, {} s bandwidth, {}",
+        "zcddp-verbs: connected, rev={} crc={} ird={} ord={}, {size} bytes, seed {}, {} latency iterations, {} s bandwidth, {}, completions and receives by {rings}",
         info.revision,
         info.crc as u8,
         info.ird,
