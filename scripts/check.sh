@@ -4,7 +4,8 @@
 # with one line `N passed, N failed, N skipped`.
 #
 #   host: rustfmt, clippy, cargo test of tools/ (rust/wire included),
-#         module build, the rst of Documentation/ (docutils)
+#         module build, the rst of Documentation/ (docutils), the
+#         cargo-fuzz targets of rust/wire for 10 s each
 #   guest (QEMU, scripts/run-guest.sh): the KTAP suites of tools/testing/zcnet
 #         in their topologies, each also failing on any kernel report, and the
 #         splat-detector self-test
@@ -61,7 +62,7 @@ clippy_modules() {
 }
 step clippy-modules clippy_modules
 step tools bash -c 'cd tools && cargo build --release --quiet && ../scripts/build-ip-plugin.sh && ../scripts/build-test-progs.sh' || finish
-step rustfmt bash -c 'find . -name "*.rs" -not -path "./tools/target/*" -not -name generated.rs -print0 | xargs -0 rustfmt --edition 2021 --check'
+step rustfmt bash -c 'find . -name "*.rs" -not -path "./tools/target/*" -not -path "./tools/fuzz/target/*" -not -name generated.rs -print0 | xargs -0 rustfmt --edition 2021 --check'
 step clippy bash -c 'cd tools && cargo clippy --quiet --all-targets -- -D warnings'
 step docs /usr/bin/python3 scripts/check-docs.py
 
@@ -82,6 +83,11 @@ alt_modules() {
   return $bad
 }
 [ -n "${SUITES:-}" ] || step modules-alt alt_modules
+
+# The cargo-fuzz targets of the wire codecs (scripts/fuzz.sh, tools/fuzz),
+# 10 s each; their corpus grows in the cache outside the checkout, from one
+# run to the next on a machine. Not with SUITES (the debug-kernel runs).
+[ -n "${SUITES:-}" ] || step fuzz env ZCNET_FUZZ_CORPUS="$ZCNET_CACHE/fuzz-corpus" scripts/fuzz.sh 10
 
 # cargo test: count its own results.
 (cd tools && cargo test --quiet 2>&1) > "$OUT/cargo-test.log"; rc=$?

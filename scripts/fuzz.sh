@@ -8,9 +8,11 @@
 # Installs cargo-fuzz if it is missing. Uses a rustup nightly toolchain when
 # there is one, else the stable one with RUSTC_BOOTSTRAP=1. Each target starts
 # from the seeds checked in under tools/fuzz/seeds/TARGET; the corpus it grows
-# is kept in tools/fuzz/corpus/TARGET between runs, crashes land in
-# tools/fuzz/artifacts/TARGET. Prints one line per target and exits non-zero
-# when any target crashed or failed to run.
+# is kept in tools/fuzz/corpus/TARGET between runs (ZCNET_FUZZ_CORPUS=DIR:
+# in DIR/TARGET instead; `make check` keeps it in the cache outside the
+# checkout, so that it grows from one run to the next on a machine), crashes
+# land in tools/fuzz/artifacts/TARGET. Prints one line per target and exits
+# non-zero when any target crashed or failed to run.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 secs=${1:-20}
@@ -49,18 +51,19 @@ if ! fuzz build >"$OUT/build.log" 2>&1; then
 fi
 
 bad=0
+corpus=${ZCNET_FUZZ_CORPUS:-$FUZZ/corpus}
 for t in "${targets[@]}"; do
-  mkdir -p "corpus/$t" "artifacts/$t"
+  mkdir -p "$corpus/$t" "artifacts/$t"
   log="$OUT/$t.log"
   # -timeout: one input taking over 10 s is a hang; -rss_limit_mb: a leak.
   seeds=(); [ -d "seeds/$t" ] && seeds=("seeds/$t")
-  fuzz run "$t" "corpus/$t" "${seeds[@]}" -- -max_total_time="$secs" -timeout=10 \
+  fuzz run "$t" "$corpus/$t" "${seeds[@]}" -- -max_total_time="$secs" -timeout=10 \
     -rss_limit_mb=2048 -print_final_stats=1 >"$log" 2>&1
   rc=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n1)
   time=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -n1)
   if [ $rc = 0 ]; then
-    echo "fuzz $t: ok, ${runs:-?} runs in ${time:-$secs} s, corpus $(ls "corpus/$t" | wc -l)"
+    echo "fuzz $t: ok, ${runs:-?} runs in ${time:-$secs} s, corpus $(ls "$corpus/$t" | wc -l)"
   else
     bad=1
     art=$(grep -o 'artifacts/[^ ]*' "$log" | tail -n1)
