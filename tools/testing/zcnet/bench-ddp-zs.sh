@@ -9,6 +9,7 @@
 #     tools/testing/zcnet/bench-ddp-zs.sh [ROUNDS=5] [ITERS=2000] [SIZES="4 64 1024"]
 . "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
 . "$ZCNET_ROOT/tools/testing/zcnet/bench-lib.sh"
+. "$ZCNET_ROOT/tools/testing/zcnet/siw-lib.sh"
 . "$ZCNET_ROOT/scripts/topology.sh"
 for a in "$@"; do
   case "$a" in ROUNDS=*|ITERS=*|SIZES=*) export "${a?}" ;; esac
@@ -26,21 +27,15 @@ for r in $(seq "$ROUNDS"); do
       PORT=$((PORT + 1))
       f=()
       [ $mode = syscall ] && f=(--syscall)
-      ip netns exec b timeout 300 siw_verbs -s -a "$ZC_IP_B" -p $PORT -S $size -r 5 -L $ITERS > /tmp/s 2>&1 &
-      ps=$!
-      listening b $PORT
-      ip netns exec a timeout 300 zcddp-verbs -c -a "$ZC_IP_B" -p $PORT -S $size -r 5 -L $ITERS "${f[@]}" > /tmp/c 2>&1
-      rc=$?
-      wait $ps
-      rs=$?
-      if [ "$rc $rs" = "0 0" ] && grep -q '^zcddp-verbs: all checked' /tmp/c && grep -q '^siw_verbs: all checked' /tmp/s; then
-        awk -v r=$r -v m=$mode '$2 == "result" { print "RES", r, m, $3, $4, $5 }' /tmp/c | tee -a /tmp/res
+      SV_ARGS="-L $ITERS" sv_run s "$size" 1 300 -L "$ITERS" "${f[@]}"
+      if [ "$RZ $RV" = "0 0" ] && grep -q '^zcddp-verbs: all checked' /tmp/vz && grep -q '^siw_verbs: all checked' /tmp/vs; then
+        awk -v r=$r -v m=$mode '$2 == "result" { print "RES", r, m, $3, $4, $5 }' /tmp/vz | tee -a /tmp/res
       else
         bad=$((bad + 1))
-        echo "# $mode $size round $r: FAILED (zcddp-verbs $rc, siw_verbs $rs)"
-        tail -n 3 /tmp/c /tmp/s | sed 's/^/# /'
+        echo "# $mode $size round $r: FAILED (zcddp-verbs $RZ, siw_verbs $RV)"
+        tail -n 3 /tmp/vz /tmp/vs | sed 's/^/# /'
       fi
-      grep -o 'completions and receives by [a-z]*' /tmp/c | sed "s/^/# $mode $size: /"
+      grep -o 'completions and receives by [a-z]*' /tmp/vz | sed "s/^/# $mode $size: /"
     done
   done
 done

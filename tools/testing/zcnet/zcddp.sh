@@ -606,17 +606,11 @@ if [ -e /sys/class/infiniband/siwb ]; then
   if siw_lockdep "zcddp-verbs -L with siw_verbs -L, 64 B x 200"; then
     t_skip "  zcddp-verbs's completions and receives through its rings" "see above"
   else
-    ip netns exec b timeout $((60 * TS)) siw_verbs -s -a "$ZC_IP_B" -p $PORT -S 64 -r 5 -L 200 > /tmp/vs 2>&1 &
-    pb=$!
-    listening b $PORT
-    ip netns exec a timeout $((60 * TS)) zcddp-verbs -c -a "$ZC_IP_B" -p $PORT -S 64 -r 5 -L 200 > /tmp/vz 2>&1
-    rz=$?
-    wait $pb
-    rv=$?
-    [ "$rz $rv" = "0 0" ] || sed 's/^/# /' /tmp/vz /tmp/vs | tail -n 8
+    SV_ARGS="-L 200" sv_run s 64 1 $((60 * TS)) -L 200
+    [ "$RZ $RV" = "0 0" ] || sed 's/^/# /' /tmp/vz /tmp/vs | tail -n 8
     grep -h 'median' /tmp/vz | sed 's/^/# /'
     t_expect "zcddp-verbs -L with siw_verbs -L, 64 B x 200: Send and Write latency, checked on both sides" \
-      "0 0 1 1 2" "$rz $rv $(grep -c '^zcddp-verbs: all checked' /tmp/vz) $(grep -c '^siw_verbs: all checked' /tmp/vs) $(grep -c '^zcddp-verbs: result' /tmp/vz)"
+      "0 0 1 1 2" "$RZ $RV $(grep -c '^zcddp-verbs: all checked' /tmp/vz) $(grep -c '^siw_verbs: all checked' /tmp/vs) $(grep -c '^zcddp-verbs: result' /tmp/vz)"
     t_expect "  zcddp-verbs's completions and receives through its rings" rings \
       "$(grep -o 'completions and receives by [a-z]*' /tmp/vz | awk '{ print $NF }')"
   fi

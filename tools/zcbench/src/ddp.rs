@@ -98,29 +98,17 @@ impl<'s> Bufs<'s> {
     /// through one too unless either variable is. Which rings are used.
     fn use_ring(&self, s: &'s Sock) -> io::Result<Rings> {
         let syscall = |v| std::env::var(v).is_ok_and(|v| v == "syscall");
-        let mut r = Rings::default();
         if syscall("ZCBENCH_CQ") {
-            return Ok(r);
+            return Ok(Rings::default());
         }
-        match CqRing::new(s, zcddp::CQ_DEPTH) {
-            Ok(c) => {
-                *self.ring.borrow_mut() = Some(c);
-                r.cq = true;
-            }
-            Err(x) if x.raw_os_error() == Some(92) => return Ok(r),
-            Err(x) => return Err(e("completion ring", x)),
-        }
-        if syscall("ZCBENCH_RQ") {
-            return Ok(r);
-        }
-        match RqRing::new(s, 64) {
-            Ok(q) => {
-                *self.rq.borrow_mut() = Some(q);
-                r.rq = true;
-            }
-            Err(x) if x.raw_os_error() == Some(92) => {}
-            Err(x) => return Err(e("receive ring", x)),
-        }
+        let rq = (!syscall("ZCBENCH_RQ")).then_some(64);
+        let (cq, rq) = zcddp::set_rings(s, zcddp::CQ_DEPTH, rq).map_err(|x| e("rings", x))?;
+        let r = Rings {
+            cq: cq.is_some(),
+            rq: rq.is_some(),
+        };
+        *self.ring.borrow_mut() = cq;
+        *self.rq.borrow_mut() = rq;
         Ok(r)
     }
 

@@ -838,6 +838,36 @@ impl<S: AsRawFd> Drop for RqRing<'_, S> {
     }
 }
 
+/// `ENOPROTOOPT`: what a zcddp module without rings answers to
+/// `ZCDDP_CQ_RING` and `ZCDDP_RQ_RING`.
+const ENOPROTOOPT: i32 = 92;
+
+/// Sets a completion ring of `cq_entries` on `sock` (in RDMA mode) and,
+/// with `rq_entries`, a receive ring: the rings set, `None` for those the
+/// module does not offer (`ENOPROTOOPT`; no receive ring without a
+/// completion ring).
+#[allow(clippy::type_complexity)]
+pub fn set_rings<'s, S: AsRawFd>(
+    sock: &'s S,
+    cq_entries: u32,
+    rq_entries: Option<u32>,
+) -> io::Result<(Option<CqRing<'s, S>>, Option<RqRing<'s, S>>)> {
+    let absent = |x: &io::Error| x.raw_os_error() == Some(ENOPROTOOPT);
+    let cq = match CqRing::new(sock, cq_entries) {
+        Ok(c) => c,
+        Err(x) if absent(&x) => return Ok((None, None)),
+        Err(x) => return Err(x),
+    };
+    let Some(n) = rq_entries else {
+        return Ok((Some(cq), None));
+    };
+    match RqRing::new(sock, n) {
+        Ok(q) => Ok((Some(cq), Some(q))),
+        Err(x) if absent(&x) => Ok((Some(cq), None)),
+        Err(x) => Err(x),
+    }
+}
+
 /// The counters of `/proc/net/zcddp_stat` (the calling thread's namespace),
 /// in file order.
 pub fn proc_stat() -> io::Result<Vec<(String, u64)>> {

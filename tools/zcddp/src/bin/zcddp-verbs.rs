@@ -616,18 +616,19 @@ impl<'s> Timer<'s> {
     /// taken first). Which: "rings" or "syscalls" (also a module without
     /// rings, `ENOPROTOOPT`).
     fn use_rings(&mut self, o: &Opts) -> Result<&'static str, String> {
-        const ENOPROTOOPT: i32 = 92;
         if o.syscall {
             return Ok("syscalls");
         }
-        match CqRing::new(self.s, zcddp::CQ_DEPTH) {
-            Ok(r) => self.cq.ring = Some(r),
-            Err(x) if x.raw_os_error() == Some(ENOPROTOOPT) => return Ok("syscalls"),
-            Err(x) => return Err(format!("completion ring: {x}")),
-        }
         // Room for every receive of the ring of buffers, and more.
-        self.rq = Some(RqRing::new(self.s, 4 * RING as u32).map_err(e("receive ring"))?);
-        Ok("rings")
+        let (cq, rq) =
+            zcddp::set_rings(self.s, zcddp::CQ_DEPTH, Some(4 * RING as u32)).map_err(e("rings"))?;
+        let which = match (cq.is_some(), rq.is_some()) {
+            (true, true) => "rings",
+            (true, false) => "a completion ring",
+            _ => "syscalls",
+        };
+        (self.cq.ring, self.rq) = (cq, rq);
+        Ok(which)
     }
 
     fn repost(&mut self, i: u64) -> Result<(), String> {
