@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the C test programs of tools/testing/zcnet (siw_verbs.c: an
 # rdma-core program for zcddp's interop with soft-iWARP, linked with
-# librdmacm and libibverbs, whose headers the setup installs) into
-# tools/target/release, which the guest has on its PATH beside the cargo
-# tools.
+# librdmacm and libibverbs, whose headers the setup installs) and of
+# tools/qemu-plugin (zcinsn.so, a QEMU plugin counting guest instructions,
+# and zcmark, the guest's marker for it) into tools/target/release, which
+# the guest has on its PATH beside the cargo tools.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cc=$(host_cc build-test-progs)
@@ -14,3 +15,8 @@ mkdir -p "$out"
 "$cc" -std=gnu11 -O2 -Wall -Wextra -Werror -o "$out/siw_verbs.tmp" \
   "$ZCNET_ROOT/tools/testing/zcnet/siw_verbs.c" -lrdmacm -libverbs
 mv "$out/siw_verbs.tmp" "$out/siw_verbs"
+"$cc" -std=gnu11 -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden \
+  -o "$out/zcinsn.so.tmp" "$ZCNET_ROOT/tools/qemu-plugin/zcinsn.c" -lpthread
+mv "$out/zcinsn.so.tmp" "$out/zcinsn.so"
+"$cc" -std=gnu11 -O2 -Wall -Wextra -Werror -o "$out/zcmark.tmp" "$ZCNET_ROOT/tools/qemu-plugin/zcmark.c"
+mv "$out/zcmark.tmp" "$out/zcmark"

@@ -65,6 +65,17 @@ step tools bash -c 'cd tools && cargo build --release --quiet && ../scripts/buil
 step rustfmt bash -c 'find . -name "*.rs" -not -path "./tools/target/*" -not -path "./tools/fuzz/target/*" -not -name generated.rs -print0 | xargs -0 rustfmt --edition 2021 --check'
 step clippy bash -c 'cd tools && cargo clippy --quiet --all-targets -- -D warnings'
 step docs /usr/bin/python3 scripts/check-docs.py
+# The zcinsn QEMU plugin (tools/qemu-plugin) loads into this QEMU (its
+# interface version accepted) and refuses an argument it does not know.
+insn_plugin() {
+  local so=tools/target/release/zcinsn.so rc
+  set -- qemu-system-x86_64 -M none -accel tcg -display none -monitor none -serial none
+  rc=0; timeout 5 "$@" -plugin "file=$so,dir=$OUT" >&2 || rc=$?
+  [ "$rc" = 124 ] || { echo "insn-plugin: QEMU did not run with the plugin (exit $rc)" >&2; return 1; }
+  rc=0; timeout 5 "$@" -plugin "file=$so,bogus=1" >&2 || rc=$?
+  [ "$rc" != 124 ] && [ "$rc" != 0 ] || { echo "insn-plugin: an unknown argument was taken" >&2; return 1; }
+}
+step insn-plugin insn_plugin
 
 # A second, differently configured 7.2 tree (modules_prepare only), built in a
 # copy of the sources so the test kernel's modules stay as they are.

@@ -26,7 +26,9 @@
 # guests with ZCNET_ROLE=a or b.
 #
 # ZCNET_KERNEL_ARGS adds kernel arguments (a KASAN kernel always gets
-# acpi=noirq: see below).
+# acpi=noirq: see below). ZCNET_INSN_DIR=DIR loads the zcinsn plugin
+# (tools/qemu-plugin/zcinsn.c: guest instructions counted between the
+# guest's zcmark markers, written to DIR/ROLE/insn-N.txt).
 # Files the script writes to $ZCNET_ARTIFACTS are copied to LOG.artifacts/.
 # Exit status: the script's, or 1 when the guest log shows a kernel report
 # (Oops, BUG, WARNING, KASAN, lockdep, hung task, soft lockup, ...: see
@@ -47,7 +49,7 @@ while [ $# -gt 0 ]; do
     --kdir) kdir=$2; shift 2 ;;
     --wire) wire=$2; shift 2 ;;
     -v) verbose=1; shift ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     --) shift; break ;;
     -*) die "run-guest: unknown option $1" ;;
     *) break ;;
@@ -127,6 +129,13 @@ start_guest() {
     printf 'ZCNET_ARGS=('; [ ${#ARGS[@]} -eq 0 ] || printf '%q ' "${ARGS[@]}"; printf ')\n'
   } > "$out/env"
   : > "$glog"
+  local plugin=()
+  if [ -n "${ZCNET_INSN_DIR:-}" ]; then
+    local so=$ZCNET_ROOT/tools/target/release/zcinsn.so
+    [ -f "$so" ] || die "run-guest: no $so (scripts/build-test-progs.sh)"
+    mkdir -p "$ZCNET_INSN_DIR/$role"
+    plugin=(-plugin "file=$so,dir=$(realpath "$ZCNET_INSN_DIR/$role")")
+  fi
   ${netns:+ip netns exec "$netns"} qemu-system-x86_64 $accel_opt -smp "$cpus" -m "$mem" \
     -display none -monitor none -no-reboot -serial "file:$glog" \
     -kernel "$bz" \
@@ -139,7 +148,7 @@ start_guest() {
     -device virtio-9p-pci,fsdev=zcroot,mount_tag=zcroot \
     -fsdev "local,id=zcmods,path=$kdir/mod-root,security_model=none,readonly=on" \
     -device virtio-9p-pci,fsdev=zcmods,mount_tag=zcmods \
-    "$@" </dev/null >"$out/qemu.out" 2>&1 &
+    "${plugin[@]}" "$@" </dev/null >"$out/qemu.out" 2>&1 &
   pids+=($!)
 }
 

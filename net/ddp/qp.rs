@@ -822,7 +822,7 @@ impl Qp {
             if !done {
                 return;
             }
-            let _ = self.held.pop();
+            self.held.skip();
             self.complete(h.c);
         }
     }
@@ -1591,19 +1591,21 @@ impl Qp {
         if idx != 0 {
             return Err(Fault(TermCode::DDP_UT_MSN_RANGE));
         }
-        let (sge, nsge) = match self.rq.front() {
-            Some(r) => (r.sge, r.nsge),
-            None => return Err(Fault(TermCode::DDP_UT_MSN_NOBUF)),
+        // The receive is read where it is queued, not copied out (its
+        // scatter list is 96 bytes).
+        let Some(r) = self.rq.front() else {
+            return Err(Fault(TermCode::DDP_UT_MSN_NOBUF));
         };
+        let sge = r.sge.get(..r.nsge).unwrap_or(&[]);
         // The elements this segment's payload spans, each checked before
         // a byte is placed (a registration may have gone since the post).
         let mut lens = [0u32; uapi::RECV_SGE_MAX];
-        for (l, e) in lens.iter_mut().zip(sge.iter().take(nsge)) {
+        for (l, e) in lens.iter_mut().zip(sge) {
             *l = e.len;
         }
         let mut pieces = [ddp::Piece::default(); uapi::RECV_SGE_MAX];
         let n = ddp::scatter(
-            lens.get(..nsge).unwrap_or(&[]),
+            lens.get(..sge.len()).unwrap_or(&[]),
             u.mo,
             data.len(),
             &mut pieces,
@@ -1642,10 +1644,11 @@ impl Qp {
         if op.solicited() {
             flags |= uapi::WC_SOLICITED;
         }
-        if let Some(r) = self.rq.pop() {
+        if let Some(wr_id) = self.rq.front().map(|r| r.wr_id) {
+            self.rq.skip();
             self.recv_msn = self.recv_msn.wrapping_add(1);
             self.complete(Cqe {
-                wr_id: r.wr_id,
+                wr_id,
                 opcode: uapi::WC_RECV,
                 status: uapi::WC_SUCCESS,
                 byte_len: u.mo + data.len() as u32,
@@ -1672,7 +1675,7 @@ impl Qp {
             if let Err(e) = put(c) {
                 return if n == 0 { Err(e) } else { Ok(n) };
             }
-            self.cq.pop();
+            self.cq.skip();
             n += 1;
         }
         Ok(n)

@@ -95,14 +95,18 @@ void zcnet_helper_netstat_add(struct net *net, unsigned int idx, long delta)
 		this_cpu_add(st->v[idx], delta);
 }
 
-void zcnet_helper_netstat_add_all(struct net *net, const long *v, unsigned int n)
+/* Adds v[i] for each bit i of @mask: the counters a batch touched. */
+void zcnet_helper_netstat_add_all(struct net *net, const long *v, u64 mask)
 {
 	struct zcnet_netstat *st = net_generic(net, zcnet_netstat_id);
-	unsigned int i;
 
-	for (i = 0; i < n && i < ZCNET_NETSTAT_MAX; i++)
-		if (v[i])
+	while (mask) {
+		unsigned int i = __ffs64(mask);
+
+		mask &= mask - 1;
+		if (i < ZCNET_NETSTAT_MAX)
 			this_cpu_add(st->v[i], v[i]);
+	}
 }
 
 long zcnet_helper_netstat_get(struct net *net, unsigned int idx)

@@ -7,10 +7,11 @@
 //!
 //! C header: [`rust/helpers/ddp_mem.h`](../helpers/ddp_mem.h)
 
+use super::errno::to_result;
 use super::ext;
 use super::ulp::RxLocked;
 use core::ptr::NonNull;
-use kernel::{error::to_result, prelude::*};
+use kernel::prelude::*;
 
 /// The workqueue registrations are released on; drained and destroyed on
 /// drop (module exit, after every socket is gone).

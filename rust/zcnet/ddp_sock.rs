@@ -8,9 +8,10 @@
 //! C header: [`rust/helpers/ddp_sock.h`](../helpers/ddp_sock.h)
 
 use super::ddp_mem::Mr;
+use super::errno::to_result;
 use super::ext;
 use super::ulp::{Locked, RxLocked, TcpSock};
-use kernel::{error::to_result, prelude::*};
+use kernel::prelude::*;
 
 /// Time left for an exchange, in jiffies; the waits use it up.
 pub struct Deadline(kernel::ffi::c_long);

@@ -102,32 +102,48 @@ impl NetRef {
 
 /// Counts gathered where one owner counts often (a connection's data path,
 /// per FPDU), added to the namespace's counters at once
-/// ([`NetStat::add_batch`]): an addition each here, one call for all.
+/// ([`NetStat::add_batch`]): an addition each here, one call for the
+/// counters touched (a bit each in `dirty`), which leaves the others alone.
 pub struct Batch<const N: usize> {
     /// The C side's `long`s.
     v: [isize; N],
-    dirty: bool,
+    /// Bit `i`: `v[i]` was added to since the last flush.
+    dirty: u64,
 }
 
 impl<const N: usize> Batch<N> {
     pub const fn new() -> Self {
+        const { assert!(N <= 64) };
         Self {
             v: [0; N],
-            dirty: false,
+            dirty: 0,
         }
     }
 
     /// Nothing counted since the last [`NetStat::add_batch`].
     pub fn is_empty(&self) -> bool {
-        !self.dirty
+        self.dirty == 0
     }
 
     /// Adds `delta` to counter `idx` (out of range: ignored).
     pub fn add(&mut self, idx: usize, delta: i64) {
         if let Some(x) = self.v.get_mut(idx) {
             *x = x.wrapping_add(delta as isize);
-            self.dirty = true;
+            self.dirty |= 1 << idx;
         }
+    }
+
+    /// Empties the counters touched.
+    fn clear(&mut self) {
+        let mut m = self.dirty;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            if let Some(x) = self.v.get_mut(i) {
+                *x = 0;
+            }
+            m &= m - 1;
+        }
+        self.dirty = 0;
     }
 }
 
@@ -165,13 +181,13 @@ impl<const N: usize> NetStat<N> {
 
     /// Adds the counts of `b` to `net` and empties it (one call for all).
     pub fn add_batch(net: Net<'_>, b: &mut Batch<N>) {
-        if !b.dirty {
+        if b.dirty == 0 {
             return;
         }
-        // SAFETY: As in `add`; `b.v` holds `N` C longs.
-        unsafe { ext::zcnet_helper_netstat_add_all(net.0.as_ptr(), b.v.as_ptr().cast(), N as u32) };
-        b.v = [0; N];
-        b.dirty = false;
+        // SAFETY: As in `add`; `b.v` holds `N` C longs, and `b.dirty` has
+        // bits below `N` only (`Batch::add`).
+        unsafe { ext::zcnet_helper_netstat_add_all(net.0.as_ptr(), b.v.as_ptr().cast(), b.dirty) };
+        b.clear();
     }
 
     /// Counter `idx` of `net`, summed over the CPUs (as for `add`).

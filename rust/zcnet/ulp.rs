@@ -16,13 +16,12 @@
 //!
 //! C header: [`include/net/tcp.h`](srctree/include/net/tcp.h)
 
+use super::errno::to_result;
 use super::ext;
 use super::netstat::Net;
 use super::pageref::PageRef;
 use core::marker::PhantomData;
-use kernel::{
-    bindings, error::from_result, error::to_result, ffi, page::PAGE_SIZE, prelude::*, types::Opaque,
-};
+use kernel::{bindings, error::from_result, ffi, page::PAGE_SIZE, prelude::*, types::Opaque};
 
 /// `TCP_ULP_NAME_MAX` of `include/net/tcp.h`, NUL included.
 const NAME_MAX: usize = 16;

@@ -135,7 +135,7 @@ impl Qp {
         if n > 0 && r.mr.store_u32(r.off + uapi::RING_TAIL, tail).is_ok() {
             r.tail = tail;
             for _ in 0..n {
-                let _ = self.cq.pop();
+                self.cq.skip();
             }
         }
         r.nonempty = used <= r.entries && r.tail != head;

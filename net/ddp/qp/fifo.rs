@@ -103,12 +103,22 @@ impl<T: Copy + Default> Fifo<T> {
     /// Takes the oldest element.
     pub(crate) fn pop(&mut self) -> Option<T> {
         let x = *self.front()?;
+        self.skip();
+        Some(x)
+    }
+
+    /// Drops the oldest without copying it out (a receive is 136 bytes):
+    /// whether there was one.
+    pub(crate) fn skip(&mut self) -> bool {
+        if self.len == 0 {
+            return false;
+        }
         self.head = self.slot(1);
         self.len -= 1;
         if self.len == 0 {
             self.head = 0;
         }
-        Some(x)
+        true
     }
 
     /// Empties it, keeping the room.

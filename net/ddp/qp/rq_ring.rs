@@ -117,9 +117,10 @@ impl Qp {
     /// their turn: after every receive posted before them.
     pub(super) fn settle_rq(&mut self) {
         while self.rq.front().is_some_and(|r| r.bad) {
-            if let Some(r) = self.rq.pop() {
+            if let Some(wr_id) = self.rq.front().map(|r| r.wr_id) {
+                self.rq.skip();
                 self.complete(Cqe {
-                    wr_id: r.wr_id,
+                    wr_id,
                     opcode: uapi::WC_RECV,
                     status: uapi::WC_LOC_PROT_ERR,
                     byte_len: 0,

@@ -17,14 +17,23 @@
 # operation and size, then the medians over the rounds and their ratios to
 # the first build. Builds made from other commits must have the running
 # kernel's vermagic (scripts/build-modules.sh on the same cached kernel).
+#
+# MARK=1 counts instructions instead of timing (the guest booted with
+# ZCNET_INSN_DIR: scripts/run-guest.sh, tools/qemu-plugin/zcinsn.c): round
+# R runs R * ITERS iterations, each run between a zcmark reset and a zcmark
+# dump, and the guest's /proc/kallsyms at each dump goes to the artifacts;
+# scripts/insn-report.py then gives the instructions per iteration of
+# every build, by function, from the last two rounds (so give three: the
+# first translates and warms what the others run), for one size and one
+# operation.
 . "$ZCNET_ROOT/scripts/topology.sh"
 . "$ZCNET_ROOT/tools/testing/zcnet/bench-lib.sh"
 B=$ZC_IP_B
-ITERS=2000 ROUNDS=7 SIZES=4,64,1024 OPS=write
+ITERS=2000 ROUNDS=7 SIZES=4,64,1024 OPS=write MARK=0
 builds=()
 for a in "$@"; do
   case $a in
-    ITERS=* | ROUNDS=* | SIZES=* | OPS=*) declare "$a" ;;
+    ITERS=* | ROUNDS=* | SIZES=* | OPS=* | MARK=*) declare "$a" ;;
     *) builds+=("$a") ;;
   esac
 done
@@ -33,6 +42,7 @@ echo "# kernel $(uname -r), $(nproc) CPUs, $(grep -q hypervisor /proc/cpuinfo &&
   "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)," \
   "$ITERS iterations, $ROUNDS rounds: ${builds[*]}"
 PB=198.18.1.2
+base_iters=$ITERS
 siw_up() {
   modprobe -a siw rdma_ucm &&
     ip link add pa index 31 netns a type veth peer name pb index 32 netns b &&
@@ -59,10 +69,16 @@ for b in "${builds[@]}"; do
   if [ "$b" = siw ]; then siw_up || { echo "# no siw"; exit 1; }; fi
 done
 for r in $(seq "$ROUNDS"); do
+  [ "$MARK" = 1 ] && ITERS=$((base_iters * r))
   for b in "${builds[@]}"; do
     if [ "$b" = siw ]; then
       for o in ${OPS//,/ }; do
-        case $o in write | send) for s in ${SIZES//,/ }; do siw_lat "$r" "$s" "$o"; done ;; esac
+        case $o in write | send) for s in ${SIZES//,/ }; do
+          insn_mark reset
+          siw_lat "$r" "$s" "$o"
+          insn_mark dump
+          insn_mark name "siw $o $s" "$ITERS"
+        done ;; esac
       done
       continue
     fi
@@ -81,9 +97,12 @@ for r in $(seq "$ROUNDS"); do
     ZCBENCH_CQ=$cq ZCBENCH_RQ=$rq ip netns exec b zcbench ddp-serve --listen "$B:5304" > /tmp/ab-serve.log 2>&1 &
     ps=$!
     listening b 5304
+    insn_mark reset
     ZCBENCH_CQ=$cq ZCBENCH_RQ=$rq ip netns exec a timeout 300 zcbench ddp --connect "$B:5304" --lat-ops "$OPS" \
       --lat-sizes "$SIZES" --bw-sizes none --iters "$ITERS" > /tmp/ab-z.log 2>&1 ||
       sed 's/^/# zcbench: /' /tmp/ab-z.log
+    insn_mark dump
+    insn_mark name "$(basename "$b") $OPS $SIZES" "$ITERS"
     grep -m1 "^zcbench ddp" /tmp/ab-z.log | sed "s/^/# $(basename "$b"): /"
     awk -v r="$r" -v b="$(basename "$b")" '$1 == "send" || $1 == "write" || $1 == "read" {
       print "R", r, b, $1, $2, $3, $4 }' /tmp/ab-z.log

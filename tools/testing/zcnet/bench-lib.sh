@@ -44,3 +44,24 @@ native_both() {
   ip -n a addr add "$1/24" dev va && ip -n b addr add "$2/24" dev vb || return 1
   ip -n a link set va up && ip -n b link set vb up
 }
+
+# insn_mark reset | dump | name "BUILD OP SIZE" UNITS: with MARK=1, the
+# window of the zcinsn QEMU plugin (scripts/run-guest.sh ZCNET_INSN_DIR,
+# tools/qemu-plugin/zcinsn.c) around one run: reset clears the counts, dump
+# writes them (insn-N.txt, N counted from 0) and keeps the guest's
+# /proc/kallsyms beside them in the artifacts, name prints the line
+# scripts/insn-report.py reads for the last dump ("# insn-N: BUILD OP SIZE
+# UNITS", UNITS the iterations or bytes of the run, known after it).
+INSN_DUMPS=0
+insn_mark() {
+  [ "${MARK:-0}" = 1 ] || return 0
+  case $1 in
+    name) echo "# insn-$((INSN_DUMPS - 1)): $2 $3" ;;
+    dump)
+      zcmark dump || return 1
+      cat /proc/kallsyms > "${ZCNET_ARTIFACTS:-/tmp}/kallsyms-$INSN_DUMPS"
+      INSN_DUMPS=$((INSN_DUMPS + 1))
+      ;;
+    *) zcmark "$1" ;;
+  esac
+}

@@ -22,18 +22,28 @@
 # per-packet cost model fitted on the three virtio_net MTUs.
 #
 #   bench-native.sh [ZCBENCH_SECONDS=3] [ZCBENCH_REPEAT=3] [ZCBENCH_WRITE=512K]
+#                   [MODES="virtio_net-1500 native ..."] [MARK=1]
+#
+# MODES: the modes to run (all by default; a label without /zcsock runs
+# both). MARK=1 counts instructions instead (the guest booted with
+# ZCNET_INSN_DIR, as for bench-ddp-ab.sh): run R of a mode streams for R *
+# ZCBENCH_SECONDS, each run between a zcmark reset and a zcmark dump, and
+# scripts/insn-report.py --per 4096 LOG gives the instructions per page
+# received, by function, from the last two runs of each mode.
 set -u
 . "$ZCNET_ROOT/tools/testing/zcnet/bench-lib.sh"
 for a in "$@"; do
   case "$a" in
     "") ;;
     ZCBENCH_SECONDS=*|ZCBENCH_REPEAT=*|ZCBENCH_WRITE=*) export "${a?}" ;;
+    MODES=*|MARK=*) declare "$a" ;;
     *) echo "bench-native: unknown argument $a"; exit 2 ;;
   esac
 done
 SECS=${ZCBENCH_SECONDS:-3}
 REPEAT=${ZCBENCH_REPEAT:-3}
 WRITE=${ZCBENCH_WRITE:-512K}
+MODES=${MODES:-} MARK=${MARK:-0}
 out=${ZCNET_ARTIFACTS:-/tmp}
 mkdir -p "$out"
 Z="$ZCNET_ROOT/tools/testing/zcnet"
@@ -69,14 +79,18 @@ one() {
   d0=$(eval "$DRV_COPIED") r0=$(ip netns exec a nstat -az TcpRetransSegs | awk '$1 == "TcpRetransSegs" { print $2 }')
   f0=$(eval "$WIRE_FRAMES")
   c0=$(cpu_ticks $RX_CPU)
-  if ! timeout $((SECS * 20 + 60)) ip netns exec a taskset -c $TX_CPU zcbench tcp --connect "$dst:5301" \
-    --label "$label" --lat-sizes none --bw-sizes "$WRITE" --seconds "$SECS" --check-every 64 \
+  local secs=$SECS
+  [ "$MARK" = 1 ] && secs=$((SECS * run))
+  insn_mark reset
+  if ! timeout $((secs * 20 + 60)) ip netns exec a taskset -c $TX_CPU zcbench tcp --connect "$dst:5301" \
+    --label "$label" --lat-sizes none --bw-sizes "$WRITE" --seconds "$secs" --check-every 64 \
     --json "$json" "$@" > "$out/client.txt" 2>&1; then
     echo "bench-native: $label run $run failed:"; tail -n 5 "$out/client.txt"
     kill $srv; return 1
   fi
   c1=$(cpu_ticks $RX_CPU)
   wait $srv
+  insn_mark dump
   d1=$(eval "$DRV_COPIED") r1=$(ip netns exec a nstat -az TcpRetransSegs | awk '$1 == "TcpRetransSegs" { print $2 }')
   f1=$(eval "$WIRE_FRAMES")
   python3 - "$json" "$label" "$run" "$c0" "$c1" $((d1 - d0)) $((r1 - r0)) $((f1 - f0)) >> "$runs" <<'EOF'
@@ -91,10 +105,12 @@ if sock is None or sock < 0:
 print("\t".join(map(str, [sys.argv[2], sys.argv[3], bw["bytes"], bw["seconds"], *d,
                           sys.argv[6], sock, sys.argv[7], sys.argv[8]])))
 EOF
+  insn_mark name "$label stream $WRITE" "$(tail -n 1 "$runs" | cut -f 3)"
 }
 # mode LABEL DST: plain and zcsock, REPEAT times each, alternating.
 mode() {
   local r
+  case " ${MODES:-$1} " in *" $1 "*) ;; *) return 0 ;; esac
   for r in $(seq "$REPEAT"); do
     echo "== $1, run $r of $REPEAT"
     one "$1" "$2" "$r" && one "$1/zcsock" "$2" "$r" --zcsock region || return 1
