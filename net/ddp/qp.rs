@@ -929,7 +929,7 @@ impl Qp {
                 // after the post): the work request fails, and the
                 // connection with it (a message may be cut short).
                 if !irq && w.op != uapi::WR_READ && w.done == 0 {
-                    self.sq.pop();
+                    self.sq.skip();
                     if w.signaled {
                         self.sq_signaled -= 1;
                     }

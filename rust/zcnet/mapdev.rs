@@ -218,7 +218,7 @@ impl<T: MapDevice> Registration<T> {
     pub fn register(name: &'static CStr) -> Result<Self> {
         // SAFETY: `name` and `OPS` are static; one registration per module,
         // undone in `drop`.
-        kernel::error::to_result(unsafe {
+        super::errno::to_result(unsafe {
             ext::zcnet_helper_mapdev_register(name.as_char_ptr(), &Self::OPS)
         })?;
         Ok(Self { _t: PhantomData })

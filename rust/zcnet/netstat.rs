@@ -163,7 +163,7 @@ impl<const N: usize> NetStat<N> {
             unsafe { ext::zcnet_helper_netstat_name(i as u32, n.as_char_ptr()) };
         }
         // SAFETY: `name` is static; undone in `drop`.
-        kernel::error::to_result(unsafe {
+        super::errno::to_result(unsafe {
             ext::zcnet_helper_netstat_register(name.as_char_ptr(), N as u32)
         })?;
         Ok(Self { _p: PhantomData })
@@ -181,7 +181,7 @@ impl<const N: usize> NetStat<N> {
 
     /// Adds the counts of `b` to `net` and empties it (one call for all).
     pub fn add_batch(net: Net<'_>, b: &mut Batch<N>) {
-        if b.dirty == 0 {
+        if b.is_empty() {
             return;
         }
         // SAFETY: As in `add`; `b.v` holds `N` C longs, and `b.dirty` has

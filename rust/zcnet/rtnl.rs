@@ -8,9 +8,10 @@
 //!
 //! C header: [`include/net/rtnetlink.h`](srctree/include/net/rtnetlink.h)
 
+use super::errno::to_result;
 use super::ext;
 use core::marker::PhantomData;
-use kernel::{bindings, error::to_result, prelude::*, types::Opaque};
+use kernel::{bindings, prelude::*, types::Opaque};
 
 /// Where a callback explains a refusal to the user (`ip` prints it as
 /// `Error: ...`).

@@ -158,7 +158,7 @@ impl SkBuff {
         let len = i32::try_from(out.len()).map_err(|_| EINVAL)?;
         let off = i32::try_from(offset).map_err(|_| EINVAL)?;
         // SAFETY: `out` is valid for `len` bytes; `skb_copy_bits` checks the range.
-        kernel::error::to_result(unsafe {
+        super::errno::to_result(unsafe {
             bindings::skb_copy_bits(self.raw(), off, out.as_mut_ptr().cast(), len)
         })
     }
@@ -166,7 +166,7 @@ impl SkBuff {
     /// Computes a pending (`CHECKSUM_PARTIAL`) transport checksum in software.
     pub fn resolve_checksum(&mut self) -> Result {
         // SAFETY: By the type invariant the skb is valid and owned.
-        kernel::error::to_result(unsafe { ext::zcnet_helper_skb_resolve_csum(self.raw()) })
+        super::errno::to_result(unsafe { ext::zcnet_helper_skb_resolve_csum(self.raw()) })
     }
 
     /// Sets the device the skb belongs to.

@@ -405,7 +405,7 @@ impl<T: Stacked> Notifier<T> {
                 }
                 // SAFETY: `slot` is pinned and unregistered in `drop`.
                 // INVARIANT: registered on success.
-                kernel::error::to_result(unsafe { ext::register_netdevice_notifier(slot) })
+                super::errno::to_result(unsafe { ext::register_netdevice_notifier(slot) })
             }),
             _t: PhantomData,
         })
@@ -587,7 +587,7 @@ impl<T: Stacked> Adapter<T> {
             }
             // SAFETY: The device is set up; on failure register_netdevice calls
             // priv_destructor, which frees `state`.
-            kernel::error::to_result(unsafe { ext::register_netdevice(dev) })?;
+            super::errno::to_result(unsafe { ext::register_netdevice(dev) })?;
             // SAFETY: Both devices are registered and RTNL is held; `dev` outlives
             // the handler registration (dellink unregisters it first).
             let r = unsafe {

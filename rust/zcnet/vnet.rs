@@ -873,7 +873,7 @@ impl<T: Driver> Registration<T> {
     pub fn register() -> Result<Self> {
         // SAFETY: `T::NAME` and `OPS` are static; one registration per
         // module, undone in `drop`.
-        kernel::error::to_result(unsafe {
+        super::errno::to_result(unsafe {
             ext::zcnet_helper_vnet_register(T::NAME.as_char_ptr(), &Self::OPS)
         })?;
         Ok(Self { _t: PhantomData })

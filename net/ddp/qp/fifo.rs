@@ -107,18 +107,17 @@ impl<T: Copy + Default> Fifo<T> {
         Some(x)
     }
 
-    /// Drops the oldest without copying it out (a receive is 136 bytes):
-    /// whether there was one.
-    pub(crate) fn skip(&mut self) -> bool {
+    /// Drops the oldest, if any, without copying it out (a receive is
+    /// 136 bytes).
+    pub(crate) fn skip(&mut self) {
         if self.len == 0 {
-            return false;
+            return;
         }
         self.head = self.slot(1);
         self.len -= 1;
         if self.len == 0 {
             self.head = 0;
         }
-        true
     }
 
     /// Empties it, keeping the room.
