@@ -61,6 +61,11 @@ impl Info {
     }
 }
 
+/// [`Ctx::pending`]: schedule the work item.
+const PENDING_KICK: u32 = 1;
+/// [`Ctx::pending`]: wake the socket's waiters.
+const PENDING_WAKE: u32 = 2;
+
 /// The state of one zcddp socket. Changed only with the socket locked;
 /// atomics so that the state is readable through a shared reference.
 pub(crate) struct Ctx {
@@ -73,12 +78,12 @@ pub(crate) struct Ctx {
     error: Atomic<i32>,
     /// The data path, from start-up on.
     pub(crate) qp: KBox<TryLock<Qp>>,
-    /// The work item found the data path busy (or start-up just ended):
-    /// whoever lets it go schedules the work item again.
-    kick: Atomic<u32>,
-    /// A completion wait found the data path busy: whoever lets it go
-    /// wakes it.
-    waiting: Atomic<u32>,
+    /// What whoever lets the data path go owes: [`PENDING_KICK`], the
+    /// work item found it busy (or start-up just ended), so it schedules
+    /// the work item again; [`PENDING_WAKE`], a completion wait found it
+    /// busy, so it wakes the socket's waiters. One word: one exchange a
+    /// release.
+    pending: Atomic<u32>,
     /// The send queue's depth (`ZCDDP_SEND_QUEUE`), fixed at start-up.
     sq_depth: Atomic<u32>,
     /// Out-of-order placement wanted (`ZCDDP_OOO`; the module parameter
@@ -115,12 +120,16 @@ impl Drop for QpGuard<'_, '_> {
     fn drop(&mut self) {
         self.g.flush_counts(self.sk);
         self.g.publish();
-        self.sk.set_readable(self.g.readable());
-        self.sk.set_writable(self.g.writable());
-        if self.ctx.waiting.xchg(0, Relaxed) != 0 {
+        if let Some(now) = self.g.readiness_changed() {
+            if self.sk.set_ready(now.0, now.1) {
+                self.g.readiness_said(now);
+            }
+        }
+        let owed = self.ctx.pending.xchg(0, Relaxed);
+        if owed & PENDING_WAKE != 0 {
             self.sk.wake();
         }
-        if self.ctx.kick.xchg(0, Relaxed) != 0 {
+        if owed & PENDING_KICK != 0 {
             self.sk.kick();
         }
     }
@@ -133,8 +142,7 @@ impl Ctx {
             info: Atomic::new(0),
             error: Atomic::new(0),
             qp: KBox::new(TryLock::new(Qp::new()), GFP_KERNEL)?,
-            kick: Atomic::new(0),
-            waiting: Atomic::new(0),
+            pending: Atomic::new(0),
             sq_depth: Atomic::new(uapi::SQ_DEPTH as u32),
             ooo: Atomic::new(u32::from(crate::ooo_default())),
         })
@@ -169,7 +177,7 @@ impl Ctx {
         sk.own_readiness();
         // FPDUs that came with the last start-up bytes: the work item takes
         // them, whether or not more data arrives.
-        self.kick.store(1, Relaxed);
+        self.owe(PENDING_KICK);
         Ok(())
     }
 
@@ -194,7 +202,18 @@ impl Ctx {
     /// The data path is busy: the next to let it go wakes the socket's
     /// waiters ([`crate::zcnet::ulp::Locked::wake`]).
     pub(crate) fn wake_me(&self) {
-        self.waiting.store(1, Relaxed);
+        self.owe(PENDING_WAKE);
+    }
+
+    /// Sets `bit` of [`Ctx::pending`] for whoever lets the data path go.
+    fn owe(&self, bit: u32) {
+        let mut old = self.pending.load(Relaxed);
+        while old & bit == 0 {
+            match self.pending.cmpxchg(old, old | bit, Relaxed) {
+                Ok(_) => return,
+                Err(now) => old = now,
+            }
+        }
     }
 
     /// The work item's run: what the socket has queued is processed (a
@@ -205,7 +224,7 @@ impl Ctx {
             // while it takes them (this runs from `sk_write_space` too).
             Some(mut qp) => qp.pump(sk),
             // Someone is inside: it schedules this again when it is done.
-            None => self.kick.store(1, Relaxed),
+            None => self.owe(PENDING_KICK),
         }
     }
 

@@ -274,10 +274,25 @@ pub(crate) struct Qp {
     /// The per-FPDU counts, added to the namespace's when the data path
     /// is let go ([`Qp::flush_counts`]).
     counts: stat::Batch,
+    /// What the socket was last told it is (readable, writable) when the
+    /// data path was let go ([`Qp::readiness_changed`]); `None` before.
+    said: Option<(bool, bool)>,
 }
 
 /// How a segment failed: the Terminate to send.
 struct Fault(TermCode);
+
+/// Puts a buffer taken out of `slot` (`mem::take`, to use it while the
+/// `Qp` is borrowed) back. The empty vector `take` left there is forgotten,
+/// not dropped: it holds no memory, and dropping it would still call the
+/// allocator's free (a `kvrealloc` call, twice a message on the receive
+/// path). Anything else found there is dropped.
+fn put_back<T>(slot: &mut KVVec<T>, v: KVVec<T>) {
+    let old = core::mem::replace(slot, v);
+    if old.capacity() == 0 {
+        core::mem::forget(old);
+    }
+}
 
 impl From<ddp::DdpError> for Fault {
     fn from(e: ddp::DdpError) -> Self {
@@ -333,6 +348,7 @@ impl Qp {
             rx_need: 1,
             reassembled: false,
             counts: stat::Batch::new(),
+            said: None,
         }
     }
 
@@ -911,7 +927,7 @@ impl Qp {
             self.build(&w).and_then(|(n, last)| {
                 let ulpdu = core::mem::take(&mut self.ulpdu);
                 let r = self.frame(ulpdu.get(..n).unwrap_or(&[]));
-                self.ulpdu = ulpdu;
+                put_back(&mut self.ulpdu, ulpdu);
                 if w.op != uapi::WR_READ {
                     self.counts.add(s::TX_BYTES_COPIED, payload as i64);
                 }
@@ -1047,9 +1063,10 @@ impl Qp {
         let n = (w.len - w.done).min(self.tx_payload as u32);
         let last = w.done + n == w.len;
         let off = u64::from(w.done);
+        // The source, borrowed (a reference taken only to lend it).
         let src = if n > 0 {
             let (i, at) = self.local(w.lkey, w.addr + off, n, 0).ok_or(false)?;
-            Some((self.regions.get(i).ok_or(false)?.mr.clone(), at))
+            Some((&self.regions.get(i).ok_or(false)?.mr, at))
         } else {
             None
         };
@@ -1067,21 +1084,19 @@ impl Qp {
             .tx
             .crc
             .then(|| Crc32c::new().update(self.txbuf.get(..at_payload).unwrap_or(&[])));
-        if let (Some((mr, at)), Some(c)) = (src.as_ref(), crc.as_mut()) {
-            let reg = mr
-                .crc32c(*at, n as usize, c.register())
-                .map_err(|_| false)?;
+        if let (Some((mr, at)), Some(c)) = (src, crc.as_mut()) {
+            let reg = mr.crc32c(at, n as usize, c.register()).map_err(|_| false)?;
             *c = Crc32c::from_register(reg);
         }
         let at_trailer = if lend {
             at_payload
         } else {
-            if let Some((mr, at)) = src.as_ref() {
+            if let Some((mr, at)) = src {
                 let dst = self
                     .txbuf
                     .get_mut(at_payload..at_payload + n as usize)
                     .ok_or(true)?;
-                mr.read(*at, dst).map_err(|_| false)?;
+                mr.read(at, dst).map_err(|_| false)?;
             }
             at_payload + n as usize
         };
@@ -1096,7 +1111,7 @@ impl Qp {
             (true, Some((mr, at))) => {
                 self.zc_at = at_payload;
                 self.zc = Some(ZcPayload {
-                    mr,
+                    mr: mr.clone(),
                     off: at,
                     left: n as usize,
                 });
@@ -1370,8 +1385,8 @@ impl Qp {
                 }
             }
         }
-        self.stage = stage;
-        self.fbuf = fbuf;
+        put_back(&mut self.stage, stage);
+        put_back(&mut self.fbuf, fbuf);
     }
 
     /// One inbound segment.
@@ -1597,6 +1612,24 @@ impl Qp {
             return Err(Fault(TermCode::DDP_UT_MSN_NOBUF));
         };
         let sge = r.sge.get(..r.nsge).unwrap_or(&[]);
+        if let [e] = *sge {
+            // One element, as most receives have: the payload goes to
+            // `mo` in it, checked as `ddp::scatter` checks it, without
+            // its piece tables.
+            ddp::check_mo(u.mo, data.len(), e.len as usize)?;
+            if !data.is_empty() {
+                let (i, off) = self
+                    .local(
+                        e.lkey,
+                        e.addr + u64::from(u.mo),
+                        data.len() as u32,
+                        uapi::ACCESS_LOCAL_WRITE,
+                    )
+                    .ok_or(Fault(TermCode::DDP_CATASTROPHIC))?;
+                self.place(sk, i, off, data, false)?;
+            }
+            return self.send_placed(op, u, seg, data.len());
+        }
         // The elements this segment's payload spans, each checked before
         // a byte is placed (a registration may have gone since the post).
         let mut lens = [0u32; uapi::RECV_SGE_MAX];
@@ -1625,6 +1658,18 @@ impl Qp {
         for (&(i, off), p) in at.iter().zip(pieces.iter().take(n)) {
             self.place(sk, i, off, data.sub(p.at, p.len), false)?;
         }
+        self.send_placed(op, u, seg, data.len())
+    }
+
+    /// The payload (`len` bytes) of a Send segment is placed: the last
+    /// one of its message completes the receive at the front.
+    fn send_placed(
+        &mut self,
+        op: Opcode,
+        u: ddp::Untagged,
+        seg: &Segment<'_>,
+        len: usize,
+    ) -> Result<(), Fault> {
         if !u.last {
             return Ok(());
         }
@@ -1651,7 +1696,7 @@ impl Qp {
                 wr_id,
                 opcode: uapi::WC_RECV,
                 status: uapi::WC_SUCCESS,
-                byte_len: u.mo + data.len() as u32,
+                byte_len: u.mo + len as u32,
                 flags,
                 inv_stag: inv,
             });
@@ -1733,6 +1778,19 @@ impl Qp {
     /// the connection failed), so that nobody waits for room in vain.
     pub(crate) fn writable(&self) -> bool {
         !self.live || self.error != 0 || !self.sq.is_full()
+    }
+
+    /// What the socket is to be told it is (readable, writable), when that
+    /// differs from what it was told last (the socket's own record changes
+    /// only when told).
+    pub(crate) fn readiness_changed(&self) -> Option<(bool, bool)> {
+        let now = (self.readable(), self.writable());
+        (self.said != Some(now)).then_some(now)
+    }
+
+    /// The socket was told `now` ([`Qp::readiness_changed`]).
+    pub(crate) fn readiness_said(&mut self, now: (bool, bool)) {
+        self.said = Some(now);
     }
 
     /// Completions are waiting, or the connection failed.

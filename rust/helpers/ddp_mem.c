@@ -103,6 +103,12 @@ free:
 	return NULL;
 }
 
+void *zcnet_helper_ddp_mr_base(const struct zcnet_ddp_mr *mr, u64 *len)
+{
+	*len = mr->len;
+	return mr->vaddr ? mr->vaddr + mr->first : NULL;
+}
+
 unsigned long zcnet_helper_ddp_mr_pages(const struct zcnet_ddp_mr *mr)
 {
 	return mr->npages;

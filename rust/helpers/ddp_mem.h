@@ -26,6 +26,9 @@ void zcnet_helper_ddp_mem_fini(void);
  */
 struct zcnet_ddp_mr *zcnet_helper_ddp_mr_pin(unsigned long uaddr, size_t len, bool write,
 					      int *err);
+/* The kernel address of the registration's first byte in its vmap, or
+ * NULL without one (mapped until the release); *len its length. */
+void *zcnet_helper_ddp_mr_base(const struct zcnet_ddp_mr *mr, u64 *len);
 /* Pages pinned. */
 unsigned long zcnet_helper_ddp_mr_pages(const struct zcnet_ddp_mr *mr);
 /* Copies len bytes at byte off of the registration (off + len within its

@@ -56,7 +56,7 @@ long zcnet_helper_ddp_ms_to_jiffies(unsigned int ms);
  * bytes copied (0: none queued), or -errno. */
 int zcnet_helper_ddp_recv_avail(struct sock *sk, void *buf, size_t len);
 /* Waits (lock released) until the stream holds at least need bytes, the ULP
- * marks the socket readable (zcnet_helper_tcp_ulp_set_readable()) or *timeo
+ * marks the socket readable (zcnet_helper_tcp_ulp_set_ready()) or *timeo
  * runs out; with need 0, until any wake-up of the socket's waiters
  * (zcnet_helper_tcp_ulp_wake()) or *timeo runs out: 0 (look again),
  * -ETIMEDOUT, -ECONNRESET, -EINTR, or the socket's error. need is more than

@@ -95,8 +95,9 @@ void zcnet_helper_netstat_add(struct net *net, unsigned int idx, long delta)
 		this_cpu_add(st->v[idx], delta);
 }
 
-/* Adds v[i] for each bit i of @mask: the counters a batch touched. */
-void zcnet_helper_netstat_add_all(struct net *net, const long *v, u64 mask)
+/* Adds v[i] for each bit i of @mask (the counters a batch touched) and
+ * zeroes it: the batch is empty again. */
+void zcnet_helper_netstat_add_all(struct net *net, long *v, u64 mask)
 {
 	struct zcnet_netstat *st = net_generic(net, zcnet_netstat_id);
 
@@ -104,8 +105,10 @@ void zcnet_helper_netstat_add_all(struct net *net, const long *v, u64 mask)
 		unsigned int i = __ffs64(mask);
 
 		mask &= mask - 1;
-		if (i < ZCNET_NETSTAT_MAX)
+		if (i < ZCNET_NETSTAT_MAX) {
 			this_cpu_add(st->v[i], v[i]);
+			v[i] = 0;
+		}
 	}
 }
 

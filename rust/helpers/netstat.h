@@ -19,8 +19,8 @@ int zcnet_helper_netstat_register(const char *name, unsigned int n);
 void zcnet_helper_netstat_unregister(void);
 /* Adds delta to counter idx of net. */
 void zcnet_helper_netstat_add(struct net *net, unsigned int idx, long delta);
-/* Adds v[i] to counter i of net for each bit i set in mask. */
-void zcnet_helper_netstat_add_all(struct net *net, const long *v, u64 mask);
+/* Adds v[i] to counter i of net for each bit i set in mask, and zeroes v[i]. */
+void zcnet_helper_netstat_add_all(struct net *net, long *v, u64 mask);
 /* The sum of counter idx of net over all CPUs. */
 long zcnet_helper_netstat_get(struct net *net, unsigned int idx);
 /* get_net / put_net */

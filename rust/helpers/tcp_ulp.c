@@ -143,11 +143,11 @@ struct zcnet_ulp_work {
 	bool zc;
 	/* Set in close, sk locked: no more scheduling. */
 	bool dead;
-	/* What the ULP last said (zcnet_helper_tcp_ulp_set_readable()). */
+	/* What the ULP last said (zcnet_helper_tcp_ulp_set_ready()). */
 	bool readable;
 	/* Readable only when the ULP says so (zcnet_helper_tcp_ulp_own_readiness()). */
 	bool own;
-	/* The ULP's send queue is full (zcnet_helper_tcp_ulp_set_writable()):
+	/* The ULP's send queue is full (zcnet_helper_tcp_ulp_set_ready()):
 	 * with own, no EPOLLOUT. */
 	bool full;
 	/* The socket's ops before ours (put back in close), or NULL. */
@@ -309,7 +309,7 @@ static __poll_t zcnet_ulp_poll(struct file *file, struct socket *sock, poll_tabl
 	 * Writable only while the ULP's send queue has room as well as TCP's
 	 * stream (or on an error or hang-up): the poller is on the wait queue
 	 * (base->poll) before it reads the flag, and the flag's falling edge
-	 * wakes it (zcnet_helper_tcp_ulp_set_writable()).
+	 * wakes it (zcnet_helper_tcp_ulp_set_ready()).
 	 */
 	smp_mb();
 	if (READ_ONCE(w->full) && !(mask & (EPOLLERR | EPOLLHUP)))
@@ -640,31 +640,26 @@ static void zcnet_ulp_work_stop(struct sock *sk)
 	}
 }
 
-void zcnet_helper_tcp_ulp_set_readable(struct sock *sk, bool readable)
-{
-	struct zcnet_ulp_work *w = zcnet_ulp_work_of(sk);
-	bool was;
-
-	if (!w)
-		return;
-	was = w->readable;
-	WRITE_ONCE(w->readable, readable);
-	if (readable && !was && !w->dead)
-		w->saved_data_ready(sk);
-}
-
-void zcnet_helper_tcp_ulp_set_writable(struct sock *sk, bool writable)
+bool zcnet_helper_tcp_ulp_set_ready(struct sock *sk, bool readable, bool writable)
 {
 	struct zcnet_ulp_work *w = zcnet_ulp_work_of(sk);
 	struct socket_wq *wq;
-	bool was_full;
+	bool was, was_full;
 
 	if (!w)
-		return;
+		return false;
+	was = w->readable;
 	was_full = w->full;
+	if (was == readable && was_full == !writable)
+		return true;
+	WRITE_ONCE(w->readable, readable);
 	WRITE_ONCE(w->full, !writable);
-	if (!writable || !was_full || w->dead)
-		return;
+	if (w->dead)
+		return true;
+	if (readable && !was)
+		w->saved_data_ready(sk);
+	if (!writable || !was_full)
+		return true;
 	/* Room again: wake the writers (poll, epoll, select) and SIGIO. */
 	rcu_read_lock();
 	wq = rcu_dereference(sk->sk_wq);
@@ -673,6 +668,7 @@ void zcnet_helper_tcp_ulp_set_writable(struct sock *sk, bool writable)
 	if (wq && wq->fasync_list && !(sk->sk_shutdown & SEND_SHUTDOWN))
 		sock_wake_async(wq, SOCK_WAKE_SPACE, POLL_OUT);
 	rcu_read_unlock();
+	return true;
 }
 
 void zcnet_helper_tcp_ulp_wake(struct sock *sk)

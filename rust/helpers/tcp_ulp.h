@@ -34,7 +34,7 @@ struct zcnet_tcp_ulp_cbs {
 	 * context with sk locked; TCP freeing send space after a send found
 	 * none (sk_write_space, once the stream is writeable) schedules it
 	 * too; and sk is readable for poll/epoll while the ULP says so
-	 * (zcnet_helper_tcp_ulp_set_readable()). Stopped (hooks removed, work
+	 * (zcnet_helper_tcp_ulp_set_ready()). Stopped (hooks removed, work
 	 * cancelled) in close.
 	 */
 	void (*work)(struct sock *sk, void *ctx);
@@ -96,11 +96,14 @@ void zcnet_helper_tcp_ulp_proc_unregister(void);
  * work, NULL allowed), once the socket is gone. */
 void zcnet_helper_tcp_ulp_work_free(struct zcnet_ulp_work *w);
 /*
- * sk (locked) is readable for poll/epoll (or not) beyond TCP's own bytes;
- * becoming readable wakes its waiters (poll, epoll, a thread in
- * zcnet_helper_ddp_wait()). No effect without a work item.
+ * sk (locked) is readable for poll/epoll (or not) beyond TCP's own bytes,
+ * and may be written to (or not): with zcnet_helper_tcp_ulp_own_readiness(),
+ * poll/epoll report EPOLLOUT only while the ULP says so and TCP's stream is
+ * writeable. Becoming readable wakes its waiters (poll, epoll, a thread in
+ * zcnet_helper_ddp_wait()); becoming writable wakes its writers. Nothing
+ * done when neither changed. False without a work item (no effect).
  */
-void zcnet_helper_tcp_ulp_set_readable(struct sock *sk, bool readable);
+bool zcnet_helper_tcp_ulp_set_ready(struct sock *sk, bool readable, bool writable);
 /*
  * From now on sk (locked) is readable for poll/epoll only as the ULP says
  * (or on an error, shutdown or hang-up), not for TCP's own queued bytes:
@@ -109,13 +112,6 @@ void zcnet_helper_tcp_ulp_set_readable(struct sock *sk, bool readable);
  * back in close).
  */
 void zcnet_helper_tcp_ulp_own_readiness(struct sock *sk);
-/*
- * sk (locked) may be written to (or not): with
- * zcnet_helper_tcp_ulp_own_readiness(), poll/epoll report EPOLLOUT only
- * while the ULP says so and TCP's stream is writeable; becoming writable
- * wakes the socket's writers. No effect without a work item.
- */
-void zcnet_helper_tcp_ulp_set_writable(struct sock *sk, bool writable);
 /* Wakes sk's waiters (poll, epoll, zcnet_helper_ddp_wait()). */
 void zcnet_helper_tcp_ulp_wake(struct sock *sk);
 /* Whether the ULP said sk is readable. */

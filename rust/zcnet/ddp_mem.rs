@@ -10,7 +10,10 @@
 use super::errno::to_result;
 use super::ext;
 use super::ulp::RxLocked;
-use core::ptr::NonNull;
+use core::{
+    ptr::NonNull,
+    sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering},
+};
 use kernel::prelude::*;
 
 /// The workqueue registrations are released on; drained and destroyed on
@@ -38,17 +41,32 @@ impl Drop for ReleaseQueue {
 ///
 /// # Invariants
 ///
-/// `self.0` is a registration from `zcnet_helper_ddp_mr_pin`, owned by this
-/// value until `drop` queues its release.
-pub struct Mr(NonNull<ext::zcnet_ddp_mr>);
+/// `self.raw` is a registration from `zcnet_helper_ddp_mr_pin`, owned by this
+/// value until `drop` queues its release. `self.base`, when not null, is
+/// the kernel address of its first byte in its mapping of all pages, and
+/// `self.len` its length: `[base, base + len)` stays mapped until `drop`.
+pub struct Mr {
+    raw: NonNull<ext::zcnet_ddp_mr>,
+    base: *mut u8,
+    len: u64,
+}
+
+/// How [`Mr::read`] and [`Mr::write`] copy a small piece without a call.
+enum Units {
+    /// Whole 64-bit words from here, 8-byte aligned.
+    Words(*mut u64),
+    /// Bytes from here.
+    Bytes(*mut u8),
+}
 
 // SAFETY: The registration holds its own references (pages, mm); it may be
 // used and released from any thread.
 unsafe impl Send for Mr {}
-// SAFETY: `&Mr` offers `pages` (a constant field), and copies, CRCs and
-// sends of the registered bytes, done by the C helpers with `memcpy`,
-// `crc32c` and TCP's page references: the bytes are user memory that the
-// owner may change at any time anyway; no Rust reference to them exists.
+// SAFETY: `&Mr` offers `pages` (a constant field), copies, CRCs and sends
+// of the registered bytes, done by the C helpers with `memcpy`, `crc32c` and
+// TCP's page references, and atomic loads and stores of its words and
+// bytes (`load_u32`, `store_u32`, small copies): the bytes are user memory that the owner
+// may change at any time anyway; no other Rust reference to them exists.
 unsafe impl Sync for Mr {}
 
 impl Mr {
@@ -59,26 +77,56 @@ impl Mr {
         // SAFETY: The helper checks the range (`access_ok`, overflow) and
         // pins through the caller's own mm.
         let p = unsafe { ext::zcnet_helper_ddp_mr_pin(uaddr, len, write, &mut err) };
-        match NonNull::new(p) {
-            // INVARIANT: a registration the helper made for us.
-            Some(p) => Ok(Self(p)),
-            None => Err(Error::from_errno(if err < 0 { err } else { -22 })),
-        }
+        let Some(raw) = NonNull::new(p) else {
+            return Err(Error::from_errno(if err < 0 { err } else { -22 }));
+        };
+        let mut len = 0u64;
+        // SAFETY: `raw` is the live registration just made; `len` is
+        // writable.
+        let base = unsafe { ext::zcnet_helper_ddp_mr_base(raw.as_ptr(), &mut len) }.cast::<u8>();
+        // INVARIANT: a registration the helper made for us; its mapping (or
+        // none) and length, as the helper says.
+        Ok(Self { raw, base, len })
     }
 
     /// Pages pinned.
     pub fn pages(&self) -> usize {
         // SAFETY: By the type invariant the registration is live.
-        unsafe { ext::zcnet_helper_ddp_mr_pages(self.0.as_ptr()) as usize }
+        unsafe { ext::zcnet_helper_ddp_mr_pages(self.raw.as_ptr()) as usize }
     }
 
     /// Copies the registration's bytes at `off` into `buf`.
     pub fn read(&self, off: u64, buf: &mut [u8]) -> Result {
+        if let Some(p) = self.inline_at(off, buf.len()) {
+            match Self::inline_units(p, buf.len()) {
+                Some(Units::Words(w)) => {
+                    for (i, d) in buf.chunks_exact_mut(8).enumerate() {
+                        // SAFETY: `inline_at` checked that the bytes are in
+                        // the registration's mapping, which stays while
+                        // `self` lives (type invariant); `w` is 8-byte
+                        // aligned. The application may access them at any
+                        // time: they are only accessed atomically here.
+                        let v = unsafe { AtomicU64::from_ptr(w.wrapping_add(i)) };
+                        d.copy_from_slice(&v.load(Ordering::Relaxed).to_ne_bytes());
+                    }
+                    return Ok(());
+                }
+                Some(Units::Bytes(b)) => {
+                    for (i, d) in buf.iter_mut().enumerate() {
+                        // SAFETY: As for the words, one byte at a time.
+                        *d = unsafe { AtomicU8::from_ptr(b.wrapping_add(i)) }
+                            .load(Ordering::Relaxed);
+                    }
+                    return Ok(());
+                }
+                None => {}
+            }
+        }
         // SAFETY: The registration is live (type invariant); the helper
         // checks `off + len` against its length; `buf` is writable.
         to_result(unsafe {
             ext::zcnet_helper_ddp_mr_copy(
-                self.0.as_ptr(),
+                self.raw.as_ptr(),
                 off,
                 buf.as_mut_ptr().cast(),
                 buf.len(),
@@ -91,10 +139,13 @@ impl Mr {
     /// read with acquire ordering: a ring index the application writes,
     /// whatever it wrote before it visible after. Untrusted: any value.
     pub fn load_u32(&self, off: u64) -> Result<u32> {
+        if let Some(w) = self.word(off) {
+            return Ok(w.load(Ordering::Acquire));
+        }
         let mut v = 0u32;
         // SAFETY: The registration is live (type invariant); the helper
         // checks the range and alignment; `v` is writable.
-        to_result(unsafe { ext::zcnet_helper_ddp_mr_load_u32(self.0.as_ptr(), off, &mut v) })?;
+        to_result(unsafe { ext::zcnet_helper_ddp_mr_load_u32(self.raw.as_ptr(), off, &mut v) })?;
         Ok(v)
     }
 
@@ -103,16 +154,97 @@ impl Mr {
     /// reads, everything written into the registration before it visible
     /// first.
     pub fn store_u32(&self, off: u64, v: u32) -> Result {
+        if let Some(w) = self.word(off) {
+            w.store(v, Ordering::Release);
+            return Ok(());
+        }
         // SAFETY: As in `load_u32`.
-        to_result(unsafe { ext::zcnet_helper_ddp_mr_store_u32(self.0.as_ptr(), off, v) })
+        to_result(unsafe { ext::zcnet_helper_ddp_mr_store_u32(self.raw.as_ptr(), off, v) })
+    }
+
+    /// The aligned 32-bit word at `off` in the registration's mapping, for
+    /// [`Mr::load_u32`] and [`Mr::store_u32`] without a call; `None`
+    /// without a mapping, out of range or unaligned (the helpers then map
+    /// the page, or say `EINVAL`).
+    #[inline(always)]
+    fn word(&self, off: u64) -> Option<&AtomicU32> {
+        if self.base.is_null() || off > self.len || self.len - off < 4 {
+            return None;
+        }
+        let p = self.base.wrapping_add(off as usize);
+        if p as usize % 4 != 0 {
+            return None;
+        }
+        // SAFETY: By the type invariant `[base, base + len)` is mapped for as
+        // long as `self` lives, and `off + 4 <= len` was checked: the word
+        // is mapped memory, 4-byte aligned. The application may access it
+        // at any time, which is why it is only accessed atomically here.
+        Some(unsafe { AtomicU32::from_ptr(p.cast()) })
+    }
+
+    /// Where the `len` bytes at `off` are in the registration's mapping,
+    /// for the small copies done without a call (a completion, a posted
+    /// receive, a small payload): `None` without a mapping, out of range or
+    /// longer than [`Mr::INLINE_MAX`] (the helper then copies, or says
+    /// `EINVAL`).
+    #[inline(always)]
+    fn inline_at(&self, off: u64, len: usize) -> Option<*mut u8> {
+        if self.base.is_null()
+            || len > Self::INLINE_MAX
+            || off > self.len
+            || self.len - off < len as u64
+        {
+            return None;
+        }
+        Some(self.base.wrapping_add(off as usize))
+    }
+
+    /// The longest copy [`Mr::read`] and [`Mr::write`] do without a call.
+    const INLINE_MAX: usize = 64;
+
+    /// The `len` bytes at `p` (from [`Mr::inline_at`]) as 64-bit words when
+    /// they are whole aligned words, else as bytes when there are at most
+    /// 16 of them; `None` otherwise (the helper copies).
+    #[inline(always)]
+    fn inline_units(p: *mut u8, len: usize) -> Option<Units> {
+        if p as usize % 8 == 0 && len % 8 == 0 {
+            Some(Units::Words(p.cast()))
+        } else if len <= 16 {
+            Some(Units::Bytes(p))
+        } else {
+            None
+        }
     }
 
     /// Copies `buf` into the registration at `off`.
     pub fn write(&self, off: u64, buf: &[u8]) -> Result {
+        if let Some(p) = self.inline_at(off, buf.len()) {
+            match Self::inline_units(p, buf.len()) {
+                Some(Units::Words(w)) => {
+                    for (i, c) in buf.chunks_exact(8).enumerate() {
+                        let mut v = [0u8; 8];
+                        v.copy_from_slice(c);
+                        // SAFETY: As in `read`.
+                        let d = unsafe { AtomicU64::from_ptr(w.wrapping_add(i)) };
+                        d.store(u64::from_ne_bytes(v), Ordering::Relaxed);
+                    }
+                    return Ok(());
+                }
+                Some(Units::Bytes(b)) => {
+                    for (i, v) in buf.iter().enumerate() {
+                        // SAFETY: As in `read`.
+                        unsafe { AtomicU8::from_ptr(b.wrapping_add(i)) }
+                            .store(*v, Ordering::Relaxed);
+                    }
+                    return Ok(());
+                }
+                None => {}
+            }
+        }
         // SAFETY: As in `read`; the helper only reads `buf` when `to_mr`.
         to_result(unsafe {
             ext::zcnet_helper_ddp_mr_copy(
-                self.0.as_ptr(),
+                self.raw.as_ptr(),
                 off,
                 buf.as_ptr().cast_mut().cast(),
                 buf.len(),
@@ -130,12 +262,14 @@ impl Mr {
         let mut crc = reg;
         // SAFETY: The registration is live (type invariant); the helper
         // checks `off + len` against its length; `crc` is writable.
-        to_result(unsafe { ext::zcnet_helper_ddp_mr_crc32c(self.0.as_ptr(), off, len, &mut crc) })?;
+        to_result(unsafe {
+            ext::zcnet_helper_ddp_mr_crc32c(self.raw.as_ptr(), off, len, &mut crc)
+        })?;
         Ok(crc)
     }
 
     pub(crate) fn as_raw(&self) -> *mut ext::zcnet_ddp_mr {
-        self.0.as_ptr()
+        self.raw.as_ptr()
     }
 
     /// Copies `len` bytes of `sk`'s stream, at stream offset `qoff` of its
@@ -147,7 +281,7 @@ impl Mr {
         // checks `off + len` against its length; the socket is locked
         // (`RxLocked`'s invariant), which keeps its receive queue's head.
         to_result(unsafe {
-            ext::zcnet_helper_ddp_mr_from_queue(self.0.as_ptr(), off, sk.as_raw(), qoff, len)
+            ext::zcnet_helper_ddp_mr_from_queue(self.raw.as_ptr(), off, sk.as_raw(), qoff, len)
         })
     }
 }
@@ -156,6 +290,6 @@ impl Drop for Mr {
     fn drop(&mut self) {
         // SAFETY: By the type invariant the registration is ours; the
         // release queue outlives it (the module drains it on exit).
-        unsafe { ext::zcnet_helper_ddp_mr_release(self.0.as_ptr()) };
+        unsafe { ext::zcnet_helper_ddp_mr_release(self.raw.as_ptr()) };
     }
 }

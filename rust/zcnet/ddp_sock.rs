@@ -164,7 +164,7 @@ impl RxLocked<'_> {
 impl Locked<'_> {
     /// Waits (lock released) until the stream holds at least `need` bytes
     /// (more than one when the reader left an incomplete frame queued) or
-    /// the socket is marked readable ([`Locked::set_readable`]) -- with
+    /// the socket is marked readable ([`RxLocked::set_ready`]) -- with
     /// `need` 0, for any wake-up ([`Locked::wake`]) -- at most until `d`
     /// runs out: `Ok` to look again, or why nothing more can come.
     pub fn wait(&self, d: &mut Deadline, need: u32) -> Result {

@@ -132,19 +132,6 @@ impl<const N: usize> Batch<N> {
             self.dirty |= 1 << idx;
         }
     }
-
-    /// Empties the counters touched.
-    fn clear(&mut self) {
-        let mut m = self.dirty;
-        while m != 0 {
-            let i = m.trailing_zeros() as usize;
-            if let Some(x) = self.v.get_mut(i) {
-                *x = 0;
-            }
-            m &= m - 1;
-        }
-        self.dirty = 0;
-    }
 }
 
 impl<const N: usize> Default for Batch<N> {
@@ -185,9 +172,12 @@ impl<const N: usize> NetStat<N> {
             return;
         }
         // SAFETY: As in `add`; `b.v` holds `N` C longs, and `b.dirty` has
-        // bits below `N` only (`Batch::add`).
-        unsafe { ext::zcnet_helper_netstat_add_all(net.0.as_ptr(), b.v.as_ptr().cast(), b.dirty) };
-        b.clear();
+        // bits below `N` only (`Batch::add`): the C side adds and zeroes
+        // those.
+        unsafe {
+            ext::zcnet_helper_netstat_add_all(net.0.as_ptr(), b.v.as_mut_ptr().cast(), b.dirty)
+        };
+        b.dirty = 0;
     }
 
     /// Counter `idx` of `net`, summed over the CPUs (as for `add`).

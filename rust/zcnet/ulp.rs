@@ -291,24 +291,19 @@ impl TcpSock {
 }
 
 impl RxLocked<'_> {
-    /// Whether poll/epoll report the socket readable beyond TCP's own bytes
-    /// (a ULP with [`Ulp::work`] only). Becoming readable wakes the
-    /// socket's waiters: poll, epoll, and a thread waiting for data.
-    pub fn set_readable(&self, readable: bool) {
+    /// Whether poll/epoll report the socket readable beyond TCP's own bytes,
+    /// and whether the ULP can take more work from the application (its
+    /// send queue has room): with [`Locked::own_readiness`], poll/epoll
+    /// report the socket writable only while `writable` says so and TCP's
+    /// stream is writeable (a ULP with [`Ulp::work`] only). Becoming
+    /// readable wakes the socket's waiters (poll, epoll, a thread waiting
+    /// for data); becoming writable wakes its writers. One call for both:
+    /// a ULP says it when it changes. Whether the socket took it: `false`
+    /// without a work item (then nothing is recorded).
+    pub fn set_ready(&self, readable: bool, writable: bool) -> bool {
         // SAFETY: By the type invariant the socket is locked; its ULP data
         // is live in the ULP's callbacks.
-        unsafe { ext::zcnet_helper_tcp_ulp_set_readable(self.as_raw(), readable) }
-    }
-
-    /// Whether the ULP can take more work from the application (its send
-    /// queue has room): with [`Locked::own_readiness`], poll/epoll report
-    /// the socket writable only while this says so and TCP's stream is
-    /// writeable. Becoming writable wakes the socket's writers (a ULP with
-    /// [`Ulp::work`] only).
-    pub fn set_writable(&self, writable: bool) {
-        // SAFETY: By the type invariant the socket is locked; its ULP data
-        // is live in the ULP's callbacks.
-        unsafe { ext::zcnet_helper_tcp_ulp_set_writable(self.as_raw(), writable) }
+        unsafe { ext::zcnet_helper_tcp_ulp_set_ready(self.as_raw(), readable, writable) }
     }
 
     /// Wakes the socket's waiters (a ULP with [`Ulp::work`] only).
@@ -321,7 +316,7 @@ impl RxLocked<'_> {
 
 impl Locked<'_> {
     /// From now on the socket is readable for poll/epoll only as
-    /// [`RxLocked::set_readable`] says (or on an error, shutdown or hang-up),
+    /// [`RxLocked::set_ready`] says (or on an error, shutdown or hang-up),
     /// no longer for TCP's own queued bytes, which the ULP consumes itself
     /// (a ULP with [`Ulp::work`] only).
     pub fn own_readiness(&self) {
@@ -477,7 +472,7 @@ pub trait Ulp: Sync + 'static {
     /// The socket's own progress, in a work item (process context, socket
     /// locked) that data arriving schedules, and [`TcpSock::kick`].
     /// Implementing it (with [`Ulp::sendmsg`]) also makes the socket
-    /// readable for poll/epoll while [`Locked::set_readable`] says so.
+    /// readable for poll/epoll while [`RxLocked::set_ready`] says so.
     /// Close stops it before the state goes.
     fn work(_sk: &Locked<'_>, _ctx: &Self::Ctx) {}
 

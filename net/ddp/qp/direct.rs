@@ -139,15 +139,17 @@ impl Qp {
         if u < hl {
             return self.stage(s::RX_STAGED_FRAMING, total);
         }
+        // A small FPDU is staged whatever its header says (the staging path
+        // parses it, once).
+        if u - hl < DIRECT_MIN {
+            return self.stage(s::RX_STAGED_SMALL, total);
+        }
         let Some(ulpdu_hdr) = h.get(mpa::HDR_LEN..mpa::HDR_LEN + hl) else {
             return self.stage(s::RX_STAGED_FRAMING, total);
         };
         let Ok(seg) = Segment::parse(ulpdu_hdr) else {
             return self.stage(s::RX_STAGED_FRAMING, total);
         };
-        if u - hl < DIRECT_MIN {
-            return self.stage(s::RX_STAGED_SMALL, total);
-        }
         // Wait for all of it only when TCP can hold it whole at the
         // truesize of small skbs.
         if total.saturating_mul(4) > sk.rcvbuf() {

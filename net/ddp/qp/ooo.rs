@@ -274,7 +274,7 @@ impl Qp {
             o.scanned = Some(from);
             bytes += win;
         }
-        o.scratch = buf;
+        super::put_back(&mut o.scratch, buf);
     }
 
     /// One window of out-of-order payload at sequence number `seq`.

@@ -848,7 +848,7 @@ def ring_peer_accept(addr, port):
 def ring_peer_end(s):
     """Reads until the connection ends; prints whether a Terminate came."""
     got = b""
-    s.settimeout(10)
+    s.settimeout(60)
     try:
         while True:
             b = s.recv(4096)
@@ -869,11 +869,10 @@ def cqring_peer(addr, port):
     s = ring_peer_accept(addr, port)
 
     def wait(path):
-        for _ in range(500):
-            if os.path.exists(path):
-                return open(path).read()
+        # As long as the case's timeout allows (a debug kernel is slow).
+        while not os.path.exists(path):
             time.sleep(0.02)
-        raise EOFError("no " + path)
+        return open(path).read()
 
     msn = 1
     for n, path in ((6, "/tmp/zring.1"), (2, "/tmp/zring.2")):
@@ -993,8 +992,10 @@ def cqring(addr, port):
     base2 = (ctypes.addressof(mem2) + 63) & ~63
     lw2 = reg(mem2, len(mem2), 1)
     out["set2"] = err(lambda: ring(base2, 4, lw2))
-    with open("/tmp/zring.3", "w") as f:
+    # Written whole, then renamed: the peer never reads it half written.
+    with open("/tmp/zring.3.new", "w") as f:
         f.write(str(lw2))
+    os.rename("/tmp/zring.3.new", "/tmp/zring.3")
     # The connection fails: the receives left are flushed into the ring
     # (taken here), then the poll reports the error.
     head2 = ctypes.c_uint32.from_address(base2)
@@ -1030,12 +1031,13 @@ def rqring_peer(addr, port):
     s = ring_peer_accept(addr, port)
     msn, k = 1, 1
     while True:
+        # Written whole under another name and renamed (`rqring`'s
+        # peer_sends): a file that exists is complete. Waited for as long
+        # as the case's timeout allows (a debug kernel is slow).
         path = "/tmp/zrq.%d" % k
-        for _ in range(500):
-            if os.path.exists(path):
-                break
+        while not os.path.exists(path):
             time.sleep(0.02)
-        n = int(open(path).read() or "0")
+        n = int(open(path).read())
         if n == 0:
             break
         for _ in range(n):
@@ -1063,8 +1065,10 @@ def rqring(addr, port):
 
     def peer_sends(n):
         step[0] += 1
-        with open("/tmp/zrq.%d" % step[0], "w") as f:
+        path = "/tmp/zrq.%d" % step[0]
+        with open(path + ".new", "w") as f:
             f.write(str(n))
+        os.rename(path + ".new", path)
 
     err = try_errno
 
