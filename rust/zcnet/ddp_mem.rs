@@ -97,42 +97,38 @@ impl Mr {
 
     /// Copies the registration's bytes at `off` into `buf`.
     pub fn read(&self, off: u64, buf: &mut [u8]) -> Result {
-        if let Some(p) = self.inline_at(off, buf.len()) {
-            match Self::inline_units(p, buf.len()) {
-                Some(Units::Words(w)) => {
-                    for (i, d) in buf.chunks_exact_mut(8).enumerate() {
-                        // SAFETY: `inline_at` checked that the bytes are in
-                        // the registration's mapping, which stays while
-                        // `self` lives (type invariant); `w` is 8-byte
-                        // aligned. The application may access them at any
-                        // time: they are only accessed atomically here.
-                        let v = unsafe { AtomicU64::from_ptr(w.wrapping_add(i)) };
-                        d.copy_from_slice(&v.load(Ordering::Relaxed).to_ne_bytes());
-                    }
-                    return Ok(());
+        match self.inline_units(off, buf.len()) {
+            Some(Units::Words(w)) => {
+                for (i, d) in buf.chunks_exact_mut(8).enumerate() {
+                    // SAFETY: `inline_units` checked that the bytes are in
+                    // the registration's mapping, which stays while `self`
+                    // lives (type invariant); `w` is 8-byte aligned. The
+                    // application may access them at any time: they are
+                    // only accessed atomically here.
+                    let v = unsafe { AtomicU64::from_ptr(w.wrapping_add(i)) };
+                    d.copy_from_slice(&v.load(Ordering::Relaxed).to_ne_bytes());
                 }
-                Some(Units::Bytes(b)) => {
-                    for (i, d) in buf.iter_mut().enumerate() {
-                        // SAFETY: As for the words, one byte at a time.
-                        *d = unsafe { AtomicU8::from_ptr(b.wrapping_add(i)) }
-                            .load(Ordering::Relaxed);
-                    }
-                    return Ok(());
-                }
-                None => {}
+                Ok(())
             }
+            Some(Units::Bytes(b)) => {
+                for (i, d) in buf.iter_mut().enumerate() {
+                    // SAFETY: As for the words, one byte at a time.
+                    *d = unsafe { AtomicU8::from_ptr(b.wrapping_add(i)) }.load(Ordering::Relaxed);
+                }
+                Ok(())
+            }
+            // SAFETY: The registration is live (type invariant); the helper
+            // checks `off + len` against its length; `buf` is writable.
+            None => to_result(unsafe {
+                ext::zcnet_helper_ddp_mr_copy(
+                    self.raw.as_ptr(),
+                    off,
+                    buf.as_mut_ptr().cast(),
+                    buf.len(),
+                    false,
+                )
+            }),
         }
-        // SAFETY: The registration is live (type invariant); the helper
-        // checks `off + len` against its length; `buf` is writable.
-        to_result(unsafe {
-            ext::zcnet_helper_ddp_mr_copy(
-                self.raw.as_ptr(),
-                off,
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-                false,
-            )
-        })
     }
 
     /// The 32-bit word at `off` (4-byte aligned in memory, else `EINVAL`),
@@ -168,17 +164,14 @@ impl Mr {
     /// the page, or say `EINVAL`).
     #[inline(always)]
     fn word(&self, off: u64) -> Option<&AtomicU32> {
-        if self.base.is_null() || off > self.len || self.len - off < 4 {
-            return None;
-        }
-        let p = self.base.wrapping_add(off as usize);
+        let p = self.inline_at(off, 4)?;
         if p as usize % 4 != 0 {
             return None;
         }
-        // SAFETY: By the type invariant `[base, base + len)` is mapped for as
-        // long as `self` lives, and `off + 4 <= len` was checked: the word
-        // is mapped memory, 4-byte aligned. The application may access it
-        // at any time, which is why it is only accessed atomically here.
+        // SAFETY: `inline_at` checked that the 4 bytes are in the
+        // registration's mapping, which stays while `self` lives (type
+        // invariant); `p` is 4-byte aligned. The application may access the
+        // word at any time, which is why it is only accessed atomically here.
         Some(unsafe { AtomicU32::from_ptr(p.cast()) })
     }
 
@@ -202,11 +195,13 @@ impl Mr {
     /// The longest copy [`Mr::read`] and [`Mr::write`] do without a call.
     const INLINE_MAX: usize = 64;
 
-    /// The `len` bytes at `p` (from [`Mr::inline_at`]) as 64-bit words when
-    /// they are whole aligned words, else as bytes when there are at most
-    /// 16 of them; `None` otherwise (the helper copies).
+    /// The `len` bytes at `off` in the registration's mapping
+    /// ([`Mr::inline_at`]) as 64-bit words when they are whole aligned
+    /// words, else as bytes when there are at most 16 of them; `None`
+    /// otherwise (the helper copies, or says `EINVAL`).
     #[inline(always)]
-    fn inline_units(p: *mut u8, len: usize) -> Option<Units> {
+    fn inline_units(&self, off: u64, len: usize) -> Option<Units> {
+        let p = self.inline_at(off, len)?;
         if p as usize % 8 == 0 && len % 8 == 0 {
             Some(Units::Words(p.cast()))
         } else if len <= 16 {
@@ -218,39 +213,35 @@ impl Mr {
 
     /// Copies `buf` into the registration at `off`.
     pub fn write(&self, off: u64, buf: &[u8]) -> Result {
-        if let Some(p) = self.inline_at(off, buf.len()) {
-            match Self::inline_units(p, buf.len()) {
-                Some(Units::Words(w)) => {
-                    for (i, c) in buf.chunks_exact(8).enumerate() {
-                        let mut v = [0u8; 8];
-                        v.copy_from_slice(c);
-                        // SAFETY: As in `read`.
-                        let d = unsafe { AtomicU64::from_ptr(w.wrapping_add(i)) };
-                        d.store(u64::from_ne_bytes(v), Ordering::Relaxed);
-                    }
-                    return Ok(());
+        match self.inline_units(off, buf.len()) {
+            Some(Units::Words(w)) => {
+                for (i, c) in buf.chunks_exact(8).enumerate() {
+                    let mut v = [0u8; 8];
+                    v.copy_from_slice(c);
+                    // SAFETY: As in `read`.
+                    let d = unsafe { AtomicU64::from_ptr(w.wrapping_add(i)) };
+                    d.store(u64::from_ne_bytes(v), Ordering::Relaxed);
                 }
-                Some(Units::Bytes(b)) => {
-                    for (i, v) in buf.iter().enumerate() {
-                        // SAFETY: As in `read`.
-                        unsafe { AtomicU8::from_ptr(b.wrapping_add(i)) }
-                            .store(*v, Ordering::Relaxed);
-                    }
-                    return Ok(());
-                }
-                None => {}
+                Ok(())
             }
+            Some(Units::Bytes(b)) => {
+                for (i, v) in buf.iter().enumerate() {
+                    // SAFETY: As in `read`.
+                    unsafe { AtomicU8::from_ptr(b.wrapping_add(i)) }.store(*v, Ordering::Relaxed);
+                }
+                Ok(())
+            }
+            // SAFETY: As in `read`; the helper only reads `buf` when `to_mr`.
+            None => to_result(unsafe {
+                ext::zcnet_helper_ddp_mr_copy(
+                    self.raw.as_ptr(),
+                    off,
+                    buf.as_ptr().cast_mut().cast(),
+                    buf.len(),
+                    true,
+                )
+            }),
         }
-        // SAFETY: As in `read`; the helper only reads `buf` when `to_mr`.
-        to_result(unsafe {
-            ext::zcnet_helper_ddp_mr_copy(
-                self.raw.as_ptr(),
-                off,
-                buf.as_ptr().cast_mut().cast(),
-                buf.len(),
-                true,
-            )
-        })
     }
 }
 
