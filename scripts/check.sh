@@ -3,9 +3,9 @@
 # kernel (cached), the modules and the tools, then runs every suite and ends
 # with one line `N passed, N failed, N skipped`.
 #
-#   host: rustfmt, clippy, cargo test of tools/ (rust/wire included),
-#         module build, the rst of Documentation/ (docutils), the
-#         cargo-fuzz targets of rust/wire for 10 s each
+#   host: rustfmt, clippy, cargo test of tools/ (rust/wire included, and
+#         its fuzz targets replayed on fixed-seed inputs), module build, the
+#         rst of Documentation/ (docutils)
 #   guest (QEMU, scripts/run-guest.sh): the KTAP suites of tools/testing/zcnet
 #         in their topologies, each also failing on any kernel report, and the
 #         splat-detector self-test
@@ -95,10 +95,9 @@ alt_modules() {
 }
 [ -n "${SUITES:-}" ] || step modules-alt alt_modules
 
-# The cargo-fuzz targets of the wire codecs (scripts/fuzz.sh, tools/fuzz),
-# 10 s each; their corpus grows in the cache outside the checkout, from one
-# run to the next on a machine. Not with SUITES (the debug-kernel runs).
-[ -n "${SUITES:-}" ] || step fuzz env ZCNET_FUZZ_CORPUS="$ZCNET_CACHE/fuzz-corpus" scripts/fuzz.sh 10
+# The cargo-fuzz targets' bodies run inside cargo test below, on fixed-seed
+# inputs (tools/zcwire/tests/fuzz_replay.rs); coverage-guided fuzzing for a
+# set time is `make fuzz`, by hand.
 
 # cargo test: count its own results.
 (cd tools && cargo test --quiet 2>&1) > "$OUT/cargo-test.log"; rc=$?

@@ -7,14 +7,19 @@ echo "KTAP version 1"
 _ktap_diag() { sed 's/^/# /'; }
 # Where a suite's time goes: a "# +N s" line before a result that took 5 s
 # or more since the one before (SECONDS counts from the suite's start).
-_KTAP_T=$SECONDS
+# Every result's own time (since the result before, in ms) is kept too and
+# written to $ZCNET_ARTIFACTS/ktap-times by t_done ("ms number name" lines).
+_KTAP_T=$SECONDS _KTAP_US=${EPOCHREALTIME/./} _KTAP_TIMES=
 _ktap_time() {
   [ $((SECONDS - _KTAP_T)) -ge 5 ] && echo "# +$((SECONDS - _KTAP_T)) s (t=${SECONDS} s)"
   _KTAP_T=$SECONDS
+  local us=${EPOCHREALTIME/./}
+  _KTAP_TIMES+="$(((us - _KTAP_US) / 1000)) $((KTAP_N + 1)) $1"$'\n'
+  _KTAP_US=$us
 }
-t_ok() { _ktap_time; KTAP_N=$((KTAP_N + 1)); echo "ok $KTAP_N $1"; }
-t_fail() { _ktap_time; KTAP_N=$((KTAP_N + 1)); KTAP_FAILED=$((KTAP_FAILED + 1)); echo "not ok $KTAP_N $1${2:+ # $2}"; }
-t_skip() { _ktap_time; KTAP_N=$((KTAP_N + 1)); echo "ok $KTAP_N $1 # SKIP ${2:-}"; }
+t_ok() { _ktap_time "$1"; KTAP_N=$((KTAP_N + 1)); echo "ok $KTAP_N $1"; }
+t_fail() { _ktap_time "$1"; KTAP_N=$((KTAP_N + 1)); KTAP_FAILED=$((KTAP_FAILED + 1)); echo "not ok $KTAP_N $1${2:+ # $2}"; }
+t_skip() { _ktap_time "$1"; KTAP_N=$((KTAP_N + 1)); echo "ok $KTAP_N $1 # SKIP ${2:-}"; }
 t_run() {
   local name=$1 out rc; shift
   out=$("$@" 2>&1); rc=$?
@@ -38,6 +43,7 @@ t_expect() {
   if [ "$2" = "$3" ]; then t_ok "$1"; else t_fail "$1" "wanted '$2', got '$3'"; fi
 }
 t_done() {
+  [ -n "${ZCNET_ARTIFACTS:-}" ] && mkdir -p "$ZCNET_ARTIFACTS" && printf '%s' "$_KTAP_TIMES" >> "$ZCNET_ARTIFACTS/ktap-times"
   echo "# done at t=${SECONDS} s"
   echo "1..$KTAP_N"
   echo "# $((KTAP_N - KTAP_FAILED)) passed, $KTAP_FAILED failed"

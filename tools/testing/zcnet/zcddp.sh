@@ -998,10 +998,22 @@ echo "# b received $fb FPDUs, $sb of them in softirq"
 # registrations; only the two 16-byte Sends of zcddp-copy's own exchange
 # are staged (small), each read whole and parsed where it lies (not
 # reassembled).
+# An FPDU the direct path cannot wait for (a hole in TCP's queue, or the
+# queue past half the receive buffer: Qp::direct_step, can_wait) is staged
+# instead, counted as "staged other": seen once in a run on 2026-11-27
+# (one 1408-byte FPDU of the Read back into a). So: every payload byte
+# counted once, the Sends staged small, at most 1% staged otherwise.
 rb=$(rxd_delta "$rb0" "$(rxd b)") ra=$(rxd_delta "$ra0" "$(rxd a)")
 echo "# received payload (direct, staged small, staged other, reassembled): b $rb, a $ra"
-t_expect "  b: the 4 MiB Written placed directly from TCP's queue, only the Sends staged" "4194304 32 0 0" "$rb"
-t_expect "  a: the 4 MiB Read back placed directly, only the Sends staged" "4194304 32 0 0" "$ra"
+# direct_ok NAME DELTA: the check above on one side's counters.
+direct_ok() {
+  local d sm o re
+  read -r d sm o re <<< "$2"
+  [ $((d + o)) = 4194304 ] && [ "$sm" = 32 ] && [ "$o" -le 41943 ] && t_ok "$1 ($o bytes staged otherwise)" ||
+    t_fail "$1" "wanted 4194304 bytes direct or staged with at most 41943 staged, 32 staged small; got $2"
+}
+direct_ok "  b: the 4 MiB Written placed directly from TCP's queue, only the Sends staged" "$rb"
+direct_ok "  a: the 4 MiB Read back placed directly, only the Sends staged" "$ra"
 # The comparison modes: rxdirect=0 stages (two or three copies); rxbh=0
 # receives in the socket's work item only.
 if rmmod zcddp && insmod "$(ko zcddp)" rxdirect=0 rxbh=0; then
