@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the C test programs of tools/testing/zcnet (siw_verbs.c: an
 # rdma-core program for zcddp's interop with soft-iWARP, linked with
-# librdmacm and libibverbs, whose headers the setup installs) and of
+# librdmacm and libibverbs, whose headers the setup installs; zcseeded.c,
+# the suites' seeded transfer data) and of
 # tools/qemu-plugin (zcinsn.so, a QEMU plugin counting guest instructions,
 # and zcmark, the guest's marker for it) into tools/target/release, which
 # the guest has on its PATH beside the cargo tools.
@@ -15,6 +16,8 @@ mkdir -p "$out"
 "$cc" -std=gnu11 -O2 -Wall -Wextra -Werror -o "$out/siw_verbs.tmp" \
   "$ZCNET_ROOT/tools/testing/zcnet/siw_verbs.c" -lrdmacm -libverbs
 mv "$out/siw_verbs.tmp" "$out/siw_verbs"
+"$cc" -std=gnu11 -O2 -Wall -Wextra -Werror -o "$out/zcseeded.tmp" "$ZCNET_ROOT/tools/testing/zcnet/zcseeded.c"
+mv "$out/zcseeded.tmp" "$out/zcseeded"
 "$cc" -std=gnu11 -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden \
   -o "$out/zcinsn.so.tmp" "$ZCNET_ROOT/tools/qemu-plugin/zcinsn.c" -lpthread
 mv "$out/zcinsn.so.tmp" "$out/zcinsn.so"

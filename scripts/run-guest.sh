@@ -25,8 +25,8 @@
 # topology is up (scripts/topology.sh). In twoguests the script runs in both
 # guests with ZCNET_ROLE=a or b.
 #
-# ZCNET_KERNEL_ARGS adds kernel arguments (a KASAN kernel always gets
-# acpi=noirq: see below). ZCNET_INSN_DIR=DIR loads the zcinsn plugin
+# ZCNET_KERNEL_ARGS adds kernel arguments (a KASAN kernel with ACPI always
+# gets acpi=noirq: see below). ZCNET_INSN_DIR=DIR loads the zcinsn plugin
 # (tools/qemu-plugin/zcinsn.c: guest instructions counted between the
 # guest's zcmark markers, written to DIR/ROLE/insn-N.txt).
 # Files the script writes to $ZCNET_ARTIFACTS are copied to LOG.artifacts/.
@@ -66,9 +66,18 @@ if [ -z "$kdir" ]; then
 fi
 bz="$kdir/arch/x86/boot/bzImage"
 [ -f "$bz" ] || die "run-guest: no $bz"
-# Extra kernel arguments. The debug kernel interprets ACPI's PCI interrupt
-# routing (_PRT) so slowly under TCG that ACPICA's 30 s loop timeout fires
-# and the 9p devices get no interrupt: route PCI interrupts without ACPI.
+# tsc_khz: the host's TSC rate in kHz (scripts/zctsc.c, compiled once into
+# the cache).
+tsc_khz() {
+  local bin=$ZCNET_CACHE/bin/zctsc src=$ZCNET_ROOT/scripts/zctsc.c
+  if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
+    mkdir -p "$(dirname "$bin")"
+    "$(host_cc run-guest)" -std=gnu11 -O2 -o "$bin.$$" "$src" && mv "$bin.$$" "$bin" ||
+      die "run-guest: cannot build $src"
+  fi
+  "$bin" || die "run-guest: no TSC rate for the guest (scripts/zctsc.c)"
+}
+# Extra kernel arguments.
 kargs=${ZCNET_KERNEL_ARGS-}
 # TCG derives the guest's TSC from the host's clock, but its timing jitter
 # makes the clocksource watchdog call the TSC unstable now and then, tens
@@ -77,7 +86,24 @@ kargs=${ZCNET_KERNEL_ARGS-}
 # device read, and timed loops measure that too (perftest reads the TSC
 # itself and does not). Keep the TSC.
 kargs="tsc=reliable $kargs"
-if grep -q '^CONFIG_KASAN=y' "$kdir/.config" 2>/dev/null; then kargs="acpi=noirq $kargs"; fi
+# A kernel without ACPI (the test kernels: kernel/zcnet.config) finds no
+# HPET or PM timer to calibrate the TSC against, and QEMU's PIT fails the
+# calibration under TCG: the kernel would drop the TSC for jiffies. TCG's
+# guest TSC is the host's, so the guest is told the host's rate.
+# SeaBIOS's MP table (all a kernel without ACPI reads) lists the boot CPU
+# only; qboot's lists every CPU.
+bios_opt=
+if [ "$accel" = tcg ] && ! grep -q '^CONFIG_ACPI=y' "$kdir/.config" 2>/dev/null; then
+  kargs="tsc_early_khz=$(tsc_khz) $kargs"
+  bios_opt="-bios qboot.rom"
+fi
+# A KASAN kernel with ACPI (--kdir; the test kernels have none) interprets
+# ACPI's PCI interrupt routing (_PRT) so slowly under TCG that ACPICA's 30 s
+# loop timeout fires and the 9p devices get no interrupt: route PCI
+# interrupts without ACPI.
+if grep -q '^CONFIG_KASAN=y' "$kdir/.config" 2>/dev/null && grep -q '^CONFIG_ACPI=y' "$kdir/.config"; then
+  kargs="acpi=noirq $kargs"
+fi
 krel=$(cat "$kdir/include/config/kernel.release")
 # The 9p root with cache=loose: the guest keeps what it reads in its page
 # cache (the root is read-only and nothing on the host changes under a run),
@@ -136,7 +162,7 @@ start_guest() {
     mkdir -p "$ZCNET_INSN_DIR/$role"
     plugin=(-plugin "file=$so,dir=$(realpath "$ZCNET_INSN_DIR/$role")")
   fi
-  ${netns:+ip netns exec "$netns"} qemu-system-x86_64 $accel_opt -smp "$cpus" -m "$mem" \
+  ${netns:+ip netns exec "$netns"} qemu-system-x86_64 $accel_opt $bios_opt -smp "$cpus" -m "$mem" \
     -display none -monitor none -no-reboot -serial "file:$glog" \
     -kernel "$bz" \
     -append "console=ttyS0 root=/dev/root rootfstype=9p rootflags=$rootflags ro init=$ZCNET_ROOT/scripts/guest-init.sh panic=-1 loglevel=6 hung_task_panic=0 zcnet.role=$role $kargs" \

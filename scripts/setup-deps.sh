@@ -23,8 +23,9 @@ PKGS=(
   # the kernel's zero-copy selftests, built for make bench-zcsock
   # (scripts/build-baselines.sh; tcp_mmap also needs libssl-dev, above)
   gcc libc6-dev
-  # runner
-  qemu-system-x86
+  # runner (qemu-system-data: qboot.rom, the firmware of a kernel without
+  # ACPI; perl-base: the guest's last reboot(2))
+  qemu-system-x86 qemu-system-data perl-base
   # guest user space (reached by the guest over the 9p root)
   iproute2 ethtool iperf3 procps util-linux iputils-ping tcpdump socat
   rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest

@@ -14,33 +14,35 @@ export ZC_NS_A ZC_NS_B ZC_IF_A ZC_IF_B ZC_IP_A ZC_IP_B ZC_IP6_A ZC_IP6_B ZC_MAC_
 
 # The name of the interface with MAC $1 in the root namespace.
 ifname_by_mac() {
-  local d
+  local d a
   for d in /sys/class/net/*; do
-    [ "$(cat "$d/address" 2>/dev/null)" = "$1" ] && { basename "$d"; return 0; }
+    read -r a < "$d/address" 2>/dev/null && [ "$a" = "$1" ] && { echo "${d##*/}"; return 0; }
   done
   return 1
 }
 
-# ns_setup NS IF IP IP6: bring the interface (already in NS) up with addresses.
+# One ip process per namespace (ip -batch): under TCG each start costs about
+# 0.1 s, and a guest brought up its topology with 11 of them.
 ns_setup() {
-  ip -n "$1" link set lo up &&
-  ip -n "$1" link set "$2" up &&
-  ip -n "$1" addr add "$3/24" dev "$2" &&
-  ip -n "$1" addr add "$4/64" dev "$2" nodad
+  ip -n "$1" -batch - <<EOF
+link set lo up
+link set $2 up
+addr add $3/24 dev $2
+addr add $4/64 dev $2 nodad
+EOF
 }
 
-# move_nic MAC NS NAME: move a NIC into NS under NAME.
 move_nic() {
   local dev
   dev=$(ifname_by_mac "$1") || { echo "topology: no NIC with MAC $1"; return 1; }
-  ip netns add "$2" && ip link set "$dev" netns "$2" && ip -n "$2" link set "$dev" name "$3"
+  # Renamed before the move (a NIC is down until ns_setup).
+  printf 'netns add %s\nlink set %s name %s\nlink set %s netns %s\n' "$2" "$dev" "$3" "$3" "$2" | ip -batch -
 }
 
 topology_up() {
   case "$ZCNET_TOPO" in
     veth)
-      ip netns add a && ip netns add b &&
-      ip link add va netns a type veth peer name vb netns b &&
+      printf 'netns add a\nnetns add b\nlink add va netns a type veth peer name vb netns b\n' | ip -batch - &&
       ns_setup a va "$ZC_IP_A" "$ZC_IP6_A" && ns_setup b vb "$ZC_IP_B" "$ZC_IP6_B" ;;
     virtio2)
       move_nic "$ZC_MAC_A" a va && move_nic "$ZC_MAC_B" b vb &&

@@ -60,12 +60,9 @@ ko() {
 }
 # counter MODULE NAME: a counter's value from debugfs.
 counter() { awk -v n="$2" '$1 == n { print $2 }' "/sys/kernel/debug/$1/counters"; }
-# seeded_bytes SEED COUNT: COUNT deterministic pseudo-random bytes on stdout.
-seeded_bytes() {
-  python3 -c 'import random,sys; r=random.Random(int(sys.argv[1])); n=int(sys.argv[2])
-while n > 0:
-    k = min(n, 1 << 20); sys.stdout.buffer.write(r.randbytes(k)); n -= k' "$1" "$2"
-}
+# seeded_bytes SEED COUNT: COUNT deterministic pseudo-random bytes on stdout
+# (zcseeded.c, built into tools/target/release by build-test-progs.sh).
+seeded_bytes() { zcseeded "$1" "$2"; }
 # kmemleak_clean NAME: on a kernel with kmemleak (the debug flavour), scans
 # twice (a leak must survive two scans to be reported) and is ok only when
 # nothing is reported; required there, a SKIP on kernels without it.

@@ -1,6 +1,6 @@
 #!/bin/bash
 # zcfrag-interleave: a second flow interleaving packets with the first.
-# Every transfer stays byte-exact (sha256 of seeded data) and none stalls
+# Every transfer stays byte-exact (md5 of seeded data) and none stalls
 # (each is bounded in time); the miss counters name the reasons.
 #
 # zcfrag's speculation slots match per flow: source, destination, protocol.
@@ -43,10 +43,10 @@ declare -A RXPID TXPID
 tcp_start() {
   local tag=$1 seed=$2 src=$3 port=$4
   seeded_bytes "$seed" "$BYTES" > "/tmp/il-tx-$tag"
-  sha256sum < "/tmp/il-tx-$tag" | cut -d' ' -f1 > "/tmp/il-want-$tag"
+  md5sum < "/tmp/il-tx-$tag" | cut -d' ' -f1 > "/tmp/il-want-$tag"
   rm -f "/tmp/il-sum-$tag" "/tmp/il-count-$tag"
   # (No process substitution: the guest has no /dev/fd.)
-  ip netns exec b timeout $BOUND bash -c "socat -u TCP-LISTEN:$port,reuseaddr /tmp/il-rx-$tag; sha256sum < /tmp/il-rx-$tag > /tmp/il-sum-$tag; wc -c < /tmp/il-rx-$tag > /tmp/il-count-$tag; rm -f /tmp/il-rx-$tag" &
+  ip netns exec b timeout $BOUND bash -c "socat -u TCP-LISTEN:$port,reuseaddr /tmp/il-rx-$tag; md5sum < /tmp/il-rx-$tag > /tmp/il-sum-$tag; wc -c < /tmp/il-rx-$tag > /tmp/il-count-$tag; rm -f /tmp/il-rx-$tag" &
   RXPID[$tag]=$!
   ip netns exec a timeout $BOUND socat -u "OPEN:/tmp/il-tx-$tag" "TCP:$ZC_IP_B:$port,bind=$src,retry=200,interval=0.05" &
   TXPID[$tag]=$!

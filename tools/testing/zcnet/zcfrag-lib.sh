@@ -3,20 +3,20 @@
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 #
 # tcp_xfer NS_FROM NS_TO DST_IP BYTES NAME [SRC_IP]: BYTES seeded bytes ($SEED)
-# over one TCP connection, the receiver's sha256 checked against the sender's.
+# over one TCP connection, the receiver's md5 checked against the sender's.
 # XFER_BLOCK=N: the sender writes N bytes at a time (socat's default: 8192).
 tcp_xfer() {
   local want got port=$((7000 + RANDOM % 1000)) bind=
   [ -n "${6:-}" ] && bind=",bind=$6"
   # The seeded data is made once per size and seed (a TCG guest makes it
-  # slowly), its sha256 with it.
+  # slowly), its md5 with it.
   if [ ! -f /tmp/tx ] || [ "$(cat /tmp/tx.key 2>/dev/null)" != "$SEED $4" ]; then
     seeded_bytes "$SEED" "$4" > /tmp/tx
-    sha256sum < /tmp/tx | cut -d' ' -f1 > /tmp/tx.sum
+    md5sum < /tmp/tx | cut -d' ' -f1 > /tmp/tx.sum
     echo "$SEED $4" > /tmp/tx.key
   fi
   want=$(cat /tmp/tx.sum)
-  ip netns exec "$2" bash -c "socat -u TCP-LISTEN:$port,reuseaddr - | tee >(wc -c > /tmp/rx-count) | sha256sum > /tmp/rx-sum" &
+  ip netns exec "$2" bash -c "socat -u TCP-LISTEN:$port,reuseaddr - | tee >(wc -c > /tmp/rx-count) | md5sum > /tmp/rx-sum" &
   local rx=$!
   ip netns exec "$1" socat ${XFER_BLOCK:+-b "$XFER_BLOCK"} -u OPEN:/tmp/tx "TCP:$3:$port,retry=200,interval=0.05$bind" || { kill $rx; t_fail "$5" "send failed"; return; }
   wait $rx
@@ -37,7 +37,7 @@ import hashlib, socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind((sys.argv[1], int(sys.argv[2]))); s.settimeout(20)
 open("/tmp/udp-ready", "w").close()
-n, size, h, got = int(sys.argv[3]), int(sys.argv[4]), hashlib.sha256(), 0
+n, size, h, got = int(sys.argv[3]), int(sys.argv[4]), hashlib.md5(), 0
 try:
     while got < n:
         d = s.recv(65536)
@@ -59,7 +59,7 @@ PY
 }
 udp_want() {
   python3 -c 'import hashlib,random,sys
-r=random.Random(7); h=hashlib.sha256()
+r=random.Random(7); h=hashlib.md5()
 for _ in range(int(sys.argv[1])): h.update(r.randbytes(int(sys.argv[2])))
 print(sys.argv[1], h.hexdigest())' "$1" "$2"
 }

@@ -296,7 +296,7 @@ pm=$(( (pl1 - pl0) * 1000 / (16 << 20) ))
 # still posted, both ends change, then vb sends the rest.
 port=$((7000 + RANDOM % 1000))
 rm -f /tmp/flip-half /tmp/flip-go
-ip netns exec $A bash -c "socat -u TCP-LISTEN:$port,reuseaddr - | sha256sum > /tmp/rx-sum" &
+ip netns exec $A bash -c "socat -u TCP-LISTEN:$port,reuseaddr - | md5sum > /tmp/rx-sum" &
 rx=$!
 ip netns exec $B python3 - "$ZC_IP_A" $port <<'PY' &
 import os, socket, sys, time

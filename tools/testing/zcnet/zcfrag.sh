@@ -1,7 +1,7 @@
 #!/bin/bash
 # zcfrag: the stacked device, its fragmenting transmit and its receive path,
 # against itself and against the unmodified Linux stack. Byte-exact transfers
-# are checked by sha256 of seeded data. Runs in the veth and virtio2 topologies.
+# are checked by md5 of seeded data. Runs in the veth and virtio2 topologies.
 . "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
 . "$ZCNET_ROOT/scripts/topology.sh"
 SEED=7
@@ -69,8 +69,8 @@ t_expect "3 fragments per 4008-byte ICMP packet at MTU 1500" 9 "$(stat a zf0 tx_
 # split), and the unmodified stack reassembles it.
 t_run "ping -s 2000: a short train padded to 3 fragments, answered by the stack" ip netns exec a ping -c 3 -i 0.2 -W 10 -s 2000 -M dont "$ZC_IP_B"
 t_expect "3 fragments per 2008-byte ICMP packet too" 18 "$(stat a zf0 tx_fragments)"
-tcp_xfer a b "$ZC_IP_B" 16777216 "TCP 16 MiB zcfrag -> unmodified stack, sha256"
-tcp_xfer b a "$ZC_IP_A" 16777216 "TCP 16 MiB unmodified stack -> zcfrag, sha256"
+tcp_xfer a b "$ZC_IP_B" 16777216 "TCP 16 MiB zcfrag -> unmodified stack, md5"
+tcp_xfer b a "$ZC_IP_A" 16777216 "TCP 16 MiB unmodified stack -> zcfrag, md5"
 udp_xfer a b "$ZC_IP_B" 200 4000 "UDP 200 x 4000 B zcfrag -> unmodified stack"
 udp_xfer b a "$ZC_IP_A" 200 4000 "UDP 200 x 4000 B unmodified stack -> zcfrag"
 r=$(stat a zf0 rx_ipv4_fragments)
@@ -83,13 +83,13 @@ ip -n b addr add "$ZC_IP_B/24" dev zf1
 ip -n b link set zf1 up
 before=$(stat a zf0 tx_fragmented_packets)
 cp0=$(stat a zf0 tx_copied_bytes); rf0=$(stat a zf0 tx_referenced_bytes)
-tcp_xfer b a "$ZC_IP_A" 16777216 "TCP 16 MiB zcfrag -> zcfrag (reverse), sha256"
-tcp_xfer a b "$ZC_IP_B" 1048576 "TCP 1 MiB zcfrag -> zcfrag, sha256"
+tcp_xfer b a "$ZC_IP_A" 16777216 "TCP 16 MiB zcfrag -> zcfrag (reverse), md5"
+tcp_xfer a b "$ZC_IP_B" 1048576 "TCP 1 MiB zcfrag -> zcfrag, md5"
 # 256 MiB on virtio2 (the wire that fragments), 64 MiB on veth: the
 # test-time budget (2026-11-27).
 mib=256
 [ "$ZCNET_TOPO" = veth ] && mib=64
-tcp_xfer a b "$ZC_IP_B" $((mib << 20)) "TCP $mib MiB zcfrag -> zcfrag, sha256"
+tcp_xfer a b "$ZC_IP_B" $((mib << 20)) "TCP $mib MiB zcfrag -> zcfrag, md5"
 rm -f /tmp/tx
 n=$(( $(stat a zf0 tx_fragmented_packets) - before ))
 [ $n -ge 16000 ] && t_ok "page-sized segments were fragmented ($n packets for $((mib + 1)) MiB)" || t_fail "page-sized segments were fragmented" "only $n"
@@ -107,7 +107,7 @@ fi
 # fragments are then copied (the baseline the counters compare against).
 ip -n a link set zf0 down; ethtool_out=$(ip netns exec a ethtool -K zf0 sg off 2>&1); ip -n a link set zf0 up
 cp0=$(stat a zf0 tx_copied_bytes)
-tcp_xfer a b "$ZC_IP_B" 4194304 "TCP 4 MiB with sg off on zf0 (copying transmit), sha256"
+tcp_xfer a b "$ZC_IP_B" 4194304 "TCP 4 MiB with sg off on zf0 (copying transmit), md5"
 cp=$(( $(stat a zf0 tx_copied_bytes) - cp0 ))
 [ $cp -ge 4000000 ] && t_ok "sg off: fragments copied ($cp bytes)" || t_fail "sg off: fragments copied" "$cp bytes; $ethtool_out"
 ip netns exec a ethtool -K zf0 sg on
@@ -117,11 +117,11 @@ udp_xfer a b "$ZC_IP_B" 200 8000 "UDP 200 x 8000 B zcfrag -> zcfrag"
 # --- receive speculation: clean traffic lands in single pages ---
 pot0=$(stat b zf1 zc_potential); ok0=$(stat b zf1 zc_successful); full0=$(stat b zf1 zc_full_pages)
 pn0=$(stat b zf1 rx_pages_new); pr0=$(stat b zf1 rx_pages_reused)
-tcp_xfer a b "$ZC_IP_B" 33554432 "TCP 32 MiB zcfrag -> zcfrag (speculated), sha256"
+tcp_xfer a b "$ZC_IP_B" 33554432 "TCP 32 MiB zcfrag -> zcfrag (speculated), md5"
 pot=$(( $(stat b zf1 zc_potential) - pot0 )); ok=$(( $(stat b zf1 zc_successful) - ok0 )); full=$(( $(stat b zf1 zc_full_pages) - full0 ))
 pn=$(( $(stat b zf1 rx_pages_new) - pn0 )); pr=$(( $(stat b zf1 rx_pages_reused) - pr0 ))
 echo "# speculation: $ok of $pot trains completed, $full full pages; pages: $pr reused, $pn new"
-# The sha256 above proves no page was reused while the stack still held it.
+# The md5 above proves no page was reused while the stack still held it.
 [ $pr -gt 0 ] && t_ok "receive pages come back for reuse ($pr reused, $pn new)" || t_fail "receive pages come back for reuse" "$pr reused, $pn new"
 # Each completed train takes its page away; a missed one leaves it in the
 # slot for the next (at most one per slot, 32, also from before the run).
@@ -141,7 +141,7 @@ qdrops() { ip netns exec a tc -s qdisc show dev va | grep -o "dropped [0-9]*" | 
 d0=$(stat a zf0 tx_drop_lower); rmem=$(ip netns exec b sysctl -n net.ipv4.tcp_rmem)
 ip netns exec b sysctl -q -w net.ipv4.tcp_rmem="4096 1048576 4194304"
 t_run "tbf 40 Mbit/s on the lower device" ip netns exec a tc qdisc replace dev va root tbf rate 40mbit burst 16kb limit 150kb
-tcp_xfer a b "$ZC_IP_B" 16777216 "TCP 16 MiB through the 40 Mbit/s lower device, sha256"
+tcp_xfer a b "$ZC_IP_B" 16777216 "TCP 16 MiB through the 40 Mbit/s lower device, md5"
 qd=$(qdrops)
 ip netns exec a tc qdisc del dev va root
 ip netns exec b sysctl -q -w net.ipv4.tcp_rmem="$rmem"
@@ -155,7 +155,7 @@ miss_check() {
   local before after
   before=$(stat b zf1 "$2")
   ip netns exec a tc qdisc replace dev va root netem $1
-  tcp_xfer a b "$ZC_IP_B" 4194304 "TCP 4 MiB through netem $1, sha256"
+  tcp_xfer a b "$ZC_IP_B" 4194304 "TCP 4 MiB through netem $1, md5"
   ip netns exec a tc qdisc del dev va root
   after=$(stat b zf1 "$2")
   [ "$after" -gt "$before" ] && t_ok "$3 counted as $2 ($((after - before)))" || t_fail "$3 counted as $2" "$before -> $after"
@@ -172,7 +172,7 @@ miss_check "duplicate 5%" zc_miss_duplicate "duplication"
 csum() { ip netns exec b awk '/^Tcp:/ { n++; if (n == 1) for (i = 1; i <= NF; i++) k[i] = $i; else for (i = 1; i <= NF; i++) if (k[i] == "InCsumErrors") print $i }' /proc/net/snmp; }
 c0=$(csum)
 ip netns exec a tc qdisc replace dev va root netem corrupt 0.3%
-tcp_xfer a b "$ZC_IP_B" 4194304 "TCP 4 MiB through netem corrupt 0.3%, sha256"
+tcp_xfer a b "$ZC_IP_B" 4194304 "TCP 4 MiB through netem corrupt 0.3%, md5"
 ip netns exec a tc qdisc del dev va root
 c1=$(csum)
 [ "$c1" -gt "$c0" ] && t_ok "corrupted page packets rejected by TCP's checksum ($((c1 - c0)))" || t_fail "corrupted page packets rejected by TCP's checksum" "$c0 -> $c1"
@@ -188,7 +188,7 @@ t_expect "zf0 follows its lower down (operstate)" LOWERLAYERDOWN "$(ip netns exe
 ip -n a link set va up
 for _ in $(seq 100); do [ "$(ip netns exec a cat /sys/class/net/zf0/operstate)" = up ] && break; sleep 0.05; done
 t_expect "zf0 follows its lower up" up "$(ip netns exec a cat /sys/class/net/zf0/operstate)"
-tcp_xfer a b "$ZC_IP_B" 4194304 "TCP after lower down/up, sha256"
+tcp_xfer a b "$ZC_IP_B" 4194304 "TCP after lower down/up, md5"
 
 # --- deleting, lower removal, rmmod with devices present ---
 t_run "ip link del zf1" ip -n b link del zf1

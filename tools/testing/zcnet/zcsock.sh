@@ -170,7 +170,7 @@ remap() {
   ip netns exec "$ZC_NS_B" nstat -asz TcpExtTCPRcvCollapsed TcpExtTCPRcvQDrop TcpExtTCPDSACKOldSent \
     TcpExtTCPOFOQueue TcpExtTCPZeroWindowDrop 2>/dev/null | awk 'NR > 1 { print "# b", $1, $2 }' 
   RM_TX=$(printf '%s\n' "$out" | awk '$1 == "stats"') RM_RX=$(awk '$1 == "stats"' /tmp/rm.srv)
-  t_expect "$1: region to region, sha256" "$(printf '%s\n' "$out" | awk '$1 == "tx" { print $2, $3 }')" \
+  t_expect "$1: region to region, md5" "$(printf '%s\n' "$out" | awk '$1 == "tx" { print $2, $3 }')" \
     "$(awk '$1 == "rx" { print $2, $3 }' /tmp/rm.srv)"
 }
 # field LINE NAME: NAME=VALUE of a stats line.

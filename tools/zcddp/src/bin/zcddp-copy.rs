@@ -378,6 +378,12 @@ fn watch(addr: usize, len: usize, stop: &AtomicBool) -> (u64, Vec<usize>) {
 
 fn main() -> ExitCode {
     zcddp::tool_main("zcddp-copy", parse, |o| {
+        // A file it cannot read fails the client at once, before it
+        // connects (a refused connect is retried for 5 s).
+        if !o.server {
+            let path = o.file.as_deref().unwrap_or_default();
+            std::fs::File::open(path).map_err(|e| err(path, e))?;
+        }
         zcddp::run_side(
             o.server,
             &o.addr,
