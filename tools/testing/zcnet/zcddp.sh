@@ -86,7 +86,8 @@ t_run "insmod zcddp" insmod "$(ko zcddp)"
 t0=$(date +%s)
 
 # procv NS NAME: a counter of /proc/net/zcddp_stat in namespace NS.
-procv() { ip netns exec "$1" awk -v n="$2" '$1 == n { print $2 }' /proc/net/zcddp_stat; }
+ns_anchor a b || t_fail "a process in namespaces a and b (ns_anchor)"
+procv() { ns_stat "$1" zcddp_stat "$2"; }
 # Files the case functions below write (a batch gives each case its own).
 ZA=/tmp/za ZB=/tmp/zb ZP=/tmp/zp
 # bg N CMD...: runs case CMD in the background on port PORT+20+N with its
@@ -123,7 +124,7 @@ BG_PIDS= BG_N=
 listening() {
   local i
   for i in $(seq $((200 * TS))); do
-    ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q . && return 0; sleep 0.05
+    ns_listening "$1" "$2" && return 0; sleep 0.05
   done
   return 1
 }

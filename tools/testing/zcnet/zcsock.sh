@@ -55,7 +55,8 @@ as_plain() {
   t_expect "$3" "${want:-(none from plain TCP)}" "${got:-(none)}"
 }
 # procv NS NAME: a counter of /proc/net/zcsock_stat in namespace NS.
-procv() { ip netns exec "$1" awk -v n="$2" '$1 == n { print $2 }' /proc/net/zcsock_stat 2>/dev/null; }
+ns_anchor a b || t_fail "a process in namespaces a and b (ns_anchor)"
+procv() { ns_stat "$1" zcsock_stat "$2"; }
 # settled NS NAME WANT: polls (10 s at most) until the counter is WANT.
 settled() {
   local i v
