@@ -92,8 +92,10 @@ kargs="tsc=reliable $kargs"
 # guest TSC is the host's, so the guest is told the host's rate.
 # SeaBIOS's MP table (all a kernel without ACPI reads) lists the boot CPU
 # only; qboot's lists every CPU.
+acpi=0
+grep -q '^CONFIG_ACPI=y' "$kdir/.config" 2>/dev/null && acpi=1
 bios_opt=
-if [ "$accel" = tcg ] && ! grep -q '^CONFIG_ACPI=y' "$kdir/.config" 2>/dev/null; then
+if [ "$accel" = tcg ] && [ $acpi = 0 ]; then
   kargs="tsc_early_khz=$(tsc_khz) $kargs"
   bios_opt="-bios qboot.rom"
 fi
@@ -101,7 +103,7 @@ fi
 # ACPI's PCI interrupt routing (_PRT) so slowly under TCG that ACPICA's 30 s
 # loop timeout fires and the 9p devices get no interrupt: route PCI
 # interrupts without ACPI.
-if grep -q '^CONFIG_KASAN=y' "$kdir/.config" 2>/dev/null && grep -q '^CONFIG_ACPI=y' "$kdir/.config"; then
+if [ $acpi = 1 ] && grep -q '^CONFIG_KASAN=y' "$kdir/.config"; then
   kargs="acpi=noirq $kargs"
 fi
 krel=$(cat "$kdir/include/config/kernel.release")

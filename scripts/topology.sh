@@ -21,6 +21,7 @@ ifname_by_mac() {
   return 1
 }
 
+# ns_setup NS IF IP IP6: bring the interface (already in NS) up with addresses.
 # One ip process per namespace (ip -batch): under TCG each start costs about
 # 0.1 s, and a guest brought up its topology with 11 of them.
 ns_setup() {
@@ -32,6 +33,7 @@ addr add $4/64 dev $2 nodad
 EOF
 }
 
+# move_nic MAC NS NAME: move a NIC into NS under NAME.
 move_nic() {
   local dev
   dev=$(ifname_by_mac "$1") || { echo "topology: no NIC with MAC $1"; return 1; }

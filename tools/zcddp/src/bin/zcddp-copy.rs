@@ -185,18 +185,24 @@ fn rdma(
     Ok(())
 }
 
-fn client(s: &TcpStream, o: &Opts) -> Result<(), String> {
+/// The client's file, read before it connects: one it cannot read or that
+/// is too large fails at once (a refused connect is retried for 5 s).
+fn source(o: &Opts) -> Result<Vec<u8>, String> {
     let path = o.file.as_deref().unwrap_or_default();
     let data = std::fs::read(path).map_err(|e| err(path, e))?;
     if data.len() as u64 > MAX_LEN {
         return Err(format!("{path}: larger than {MAX_LEN} bytes"));
     }
+    Ok(data)
+}
+
+fn client(s: &TcpStream, o: &Opts, data: &[u8]) -> Result<(), String> {
     let len = data.len();
-    let hash = fnv1a(&data);
+    let hash = fnv1a(data);
     let recv = Mr::new(s, MSG, zcddp::ACCESS_LOCAL_WRITE).map_err(|e| err("reg recv", e))?;
     let mut sendb = Mr::new(s, MSG, 0).map_err(|e| err("reg send", e))?;
     let mut src = Mr::new(s, len, 0).map_err(|e| err("reg source", e))?;
-    src.bytes_mut()[..len].copy_from_slice(&data);
+    src.bytes_mut()[..len].copy_from_slice(data);
     let back = Mr::new(s, len, zcddp::ACCESS_LOCAL_WRITE).map_err(|e| err("reg sink", e))?;
     zcddp::post_recv(s, 1, &recv, 0, MSG as u32).map_err(|e| err("post recv", e))?;
     zcddp::set_ooo(s, o.ooo).map_err(|e| err("ZCDDP_OOO", e))?;
@@ -378,18 +384,13 @@ fn watch(addr: usize, len: usize, stop: &AtomicBool) -> (u64, Vec<usize>) {
 
 fn main() -> ExitCode {
     zcddp::tool_main("zcddp-copy", parse, |o| {
-        // A file it cannot read fails the client at once, before it
-        // connects (a refused connect is retried for 5 s).
-        if !o.server {
-            let path = o.file.as_deref().unwrap_or_default();
-            std::fs::File::open(path).map_err(|e| err(path, e))?;
-        }
+        let data = if o.server { Vec::new() } else { source(o)? };
         zcddp::run_side(
             o.server,
             &o.addr,
             o.port,
             |s| server(s, o),
-            |s| client(s, o),
+            |s| client(s, o, &data),
         )
     })
 }
