@@ -5,7 +5,10 @@
 # the suites' seeded transfer data) and of
 # tools/qemu-plugin (zcinsn.so, a QEMU plugin counting guest instructions,
 # and zcmark, the guest's marker for it) into tools/target/release, which
-# the guest has on its PATH beside the cargo tools.
+# the guest has on its PATH beside the cargo tools; and the bytecode of the
+# Python test modules, with the guest's interpreter (the host's system Python:
+# the guest's root is the host's), which the guest cannot write to the
+# read-only checkout.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cc=$(host_cc build-test-progs)
@@ -23,3 +26,4 @@ mv "$out/zcseeded.tmp" "$out/zcseeded"
 mv "$out/zcinsn.so.tmp" "$out/zcinsn.so"
 "$cc" -std=gnu11 -O2 -Wall -Wextra -Werror -o "$out/zcmark.tmp" "$ZCNET_ROOT/tools/qemu-plugin/zcmark.c"
 mv "$out/zcmark.tmp" "$out/zcmark"
+/usr/bin/python3 -m compileall -q "$ZCNET_ROOT/tools/testing/zcnet" > /dev/null

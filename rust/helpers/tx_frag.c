@@ -130,7 +130,12 @@ copy_all:
 	}
 	*copied = len;
 done:
+	/*
+	 * Headers where the lower device's qdisc and tc filters look for them
+	 * (u32 reads from the network header; a fresh skb's is its head).
+	 */
 	skb_reset_mac_header(skb);
+	skb_set_network_header(skb, ETH_HLEN);
 	skb->protocol = htons(ETH_P_IP);
 	zcnet_skb_copy_meta(skb, from);
 	/*

@@ -66,7 +66,9 @@
 . "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
 . "$ZCNET_ROOT/scripts/topology.sh"
 . "$ZCNET_ROOT/tools/testing/zcnet/siw-lib.sh"
-PEER="$ZCNET_ROOT/tools/testing/zcnet/zcddp_peer.py"
+# zcddp_peer.py runs as a module (python3 -m zcddp_peer, PYTHONPATH set by
+# guest-init.sh): its bytecode is read from __pycache__ (compiled by
+# build-test-progs.sh), not compiled at each run.
 PORT=7174
 # TS: the scale of the programs' outer time-outs (their bound, never a
 # wait): the debug kernel (KASAN under TCG) runs 3 to 5 times slower, and
@@ -108,7 +110,9 @@ bg() {
     PORT=$((PORT + 20 + n)) ZA=/tmp/za.$n ZB=/tmp/zb.$n ZP=/tmp/zp.$n
     t_ok() { echo "ok $1"; }
     t_fail() { echo "not ok $1${2:+ # $2}"; }
+    local s=$SECONDS
     "$@"
+    echo "# case $n: $((SECONDS - s)) s"
   ) > "/tmp/bg.$n" 2>&1 &
   BG_PIDS+=" $!" BG_N+=" $n"
 }
@@ -176,10 +180,10 @@ zreuse() {
   br0=$(procv a ZcddpTxBytesByRef) bc0=$(procv a ZcddpTxBytesCopied) kc0=$(procv a ZcddpTxZcCopiedByKernel)
   fb0=$(procv a ZcddpTxZcFallback)
   [ -n "$ne" ] && ip netns exec a tc qdisc replace dev va root netem $ne
-  ip netns exec b timeout $((120 * TS)) python3 "$PEER" zc-sink "$ZC_IP_B" $PORT $((rounds * size)) "$crc" > $ZB 2>&1 &
+  ip netns exec b timeout $((120 * TS)) python3 -m zcddp_peer zc-sink "$ZC_IP_B" $PORT $((rounds * size)) "$crc" > $ZB 2>&1 &
   local pb=$!
   listening b $PORT
-  local cmd="timeout $((120 * TS)) python3 $PEER zc-reuse $ZC_IP_B $PORT $rounds $size $crc 7"
+  local cmd="timeout $((120 * TS)) python3 -m zcddp_peer zc-reuse $ZC_IP_B $PORT $rounds $size $crc 7"
   [ -n "${ZMEMLOCK:-}" ] && cmd="capsh --drop=cap_ipc_lock -- -c 'ulimit -l $ZMEMLOCK && exec $cmd'"
   ip netns exec a sh -c "$cmd" > $ZA 2>&1
   rc=$?
@@ -352,7 +356,7 @@ peer_client() {
   listening b $PORT
   # The responder's listing, for a peer that waits for its start-up
   # (close-mid): ip netns exec became the timeout in b, zcddp-mpa's parent.
-  ZCDDP_CONNS=/proc/$pb/net/zcddp_conns ip netns exec a timeout $((30 * TS)) python3 "$PEER" client "$ZC_IP_B" $PORT "$mode" > $ZP 2>&1
+  ZCDDP_CONNS=/proc/$pb/net/zcddp_conns ip netns exec a timeout $((30 * TS)) python3 -m zcddp_peer client "$ZC_IP_B" $PORT "$mode" > $ZP 2>&1
   echo $? > $ZP.rc
   wait $pb
   sed 's/^/# peer: /' $ZP
@@ -363,7 +367,7 @@ peer_server() {
   local name=$1 want=$2 mode=$3 zargs=() pargs=(); shift 3
   while [ $# -gt 0 ] && [ "$1" != -- ]; do zargs+=("$1"); shift; done
   [ $# -gt 0 ] && shift; pargs=("$@")
-  ip netns exec b timeout $((30 * TS)) python3 "$PEER" server "$ZC_IP_B" $PORT "$mode" "${pargs[@]}" > $ZP 2>&1 &
+  ip netns exec b timeout $((30 * TS)) python3 -m zcddp_peer server "$ZC_IP_B" $PORT "$mode" "${pargs[@]}" > $ZP 2>&1 &
   local pb=$!
   listening b $PORT
   ip netns exec a timeout $((30 * TS)) zcddp-mpa -c -a "$ZC_IP_B" -p $PORT "${zargs[@]}" > $ZA 2>&1
@@ -631,7 +635,7 @@ data_case() {
   ip netns exec b timeout $((60 * TS)) zcddp-mpa -s -a "${DADDR:-$ZC_IP_B}" -p $PORT --serve 10000 "$access" > $ZB 2>&1 &
   local pb=$!
   listening b $PORT
-  ip netns exec a timeout $((60 * TS)) python3 "$PEER" data "${DADDR:-$ZC_IP_B}" $PORT "$mode" $ZB /tmp/zb2 > $ZP 2>&1
+  ip netns exec a timeout $((60 * TS)) python3 -m zcddp_peer data "${DADDR:-$ZC_IP_B}" $PORT "$mode" $ZB /tmp/zb2 > $ZP 2>&1
   wait $pb
   sed 's/^/# peer: /' $ZP
   local got
@@ -718,7 +722,7 @@ t_expect "  ZcddpRxBytesDirect: the good Write's 1024 bytes, nothing of the refu
 ip netns exec b timeout $((30 * TS)) zcddp-mpa -s -a "$ZC_IP_B" -p $((PORT + 1)) --serve 3000 lwr > /tmp/zb2 2>&1 &
 pb2=$!
 listening b $((PORT + 1))
-ip netns exec a timeout $((30 * TS)) python3 "$PEER" data "$ZC_IP_B" $((PORT + 1)) idle /tmp/zb2 > /dev/null 2>&1 &
+ip netns exec a timeout $((30 * TS)) python3 -m zcddp_peer data "$ZC_IP_B" $((PORT + 1)) idle /tmp/zb2 > /dev/null 2>&1 &
 pi=$!
 data_case "Write to another connection's STag" "1 1 0" lwr write-other
 wait $pi $pb2
@@ -749,7 +753,7 @@ ooo_refused "over IPv6, out of order: Write past the end"
 ip netns exec b timeout $((30 * TS)) zcddp-mpa -s -a "$ZC_IP_B" -p $((PORT + 1)) --serve 3000 lwrn > /tmp/zb2 2>&1 &
 pb2=$!
 listening b $((PORT + 1))
-ip netns exec a timeout $((30 * TS)) python3 "$PEER" data "$ZC_IP_B" $((PORT + 1)) idle /tmp/zb2 > /dev/null 2>&1 &
+ip netns exec a timeout $((30 * TS)) python3 -m zcddp_peer data "$ZC_IP_B" $((PORT + 1)) idle /tmp/zb2 > /dev/null 2>&1 &
 pi=$!
 data_case "out of order: Write to another connection's STag" "1 1 0" lwrn ooo-write-other-crc
 wait $pi $pb2
@@ -807,7 +811,7 @@ t_expect "every pinned page released (a)" "0 0" "$(procv a ZcddpPinnedPages) $(p
 ip netns exec b timeout $((30 * TS)) zcddp-mpa -s -a "$ZC_IP_B" -p $PORT --hold 1500 > /tmp/zb 2>&1 &
 pb=$!
 listening b $PORT
-out=$(ip netns exec a capsh --drop=cap_ipc_lock -- -c "ulimit -l 64 && exec python3 $PEER memlock $ZC_IP_B $PORT" 2>&1)
+out=$(ip netns exec a capsh --drop=cap_ipc_lock -- -c "ulimit -l 64 && exec python3 -m zcddp_peer memlock $ZC_IP_B $PORT" 2>&1)
 wait $pb
 t_expect "RLIMIT_MEMLOCK 64 KiB: 16 KiB registered, 1 MiB ENOMEM" "ok ENOMEM" "$out"
 
@@ -819,10 +823,10 @@ echo "# t=$(( $(date +%s) - t0 )) s: the send queue"
 # reset flushes the 16 queued signaled Writes with WC_FLUSH_ERR; on a second
 # connection close() with the queue full is prompt and every pinned page
 # is released.
-ip netns exec b timeout $((60 * TS)) python3 "$PEER" stall "$ZC_IP_B" $PORT > /tmp/zs 2>&1 &
+ip netns exec b timeout $((60 * TS)) python3 -m zcddp_peer stall "$ZC_IP_B" $PORT > /tmp/zs 2>&1 &
 pb=$!
 listening b $PORT
-ip netns exec a timeout $((60 * TS)) python3 "$PEER" sqfull "$ZC_IP_B" $PORT 16 > /tmp/zq 2>&1
+ip netns exec a timeout $((60 * TS)) python3 -m zcddp_peer sqfull "$ZC_IP_B" $PORT 16 > /tmp/zq 2>&1
 wait $pb
 sed 's/^/# sqfull: /' /tmp/zq
 kv() { grep -o "\<$1=[^ ]*" /tmp/zq | head -n1 | cut -d= -f2; }
@@ -913,10 +917,10 @@ t_expect "  receives posted through a receive ring (ZCDDP_RQ_RING)" \
 # ring_case CASE: zcddp_peer.py CASE-peer in b, CASE in a; their key=value
 # results in /tmp/zring.out, read with kv.
 ring_case() {
-  ip netns exec b timeout $((30 * TS)) python3 "$PEER" "$1-peer" "$ZC_IP_B" $PORT > /tmp/zring.p 2>&1 &
+  ip netns exec b timeout $((30 * TS)) python3 -m zcddp_peer "$1-peer" "$ZC_IP_B" $PORT > /tmp/zring.p 2>&1 &
   local pb=$!
   listening b $PORT
-  ip netns exec a timeout $((30 * TS)) python3 "$PEER" "$1" "$ZC_IP_B" $PORT > /tmp/zring.out 2>&1
+  ip netns exec a timeout $((30 * TS)) python3 -m zcddp_peer "$1" "$ZC_IP_B" $PORT > /tmp/zring.out 2>&1
   wait $pb
   cat /tmp/zring.p >> /tmp/zring.out
   sed "s/^/# $1: /" /tmp/zring.out
@@ -1150,10 +1154,10 @@ echo "# t=$(( $(date +%s) - t0 )) s: rmmod with lent pages in flight"
 # error_report hook was put back in close; no notification for a dead
 # socket), the pages were held by TCP's own references.
 rm -f /tmp/zi.go /tmp/zi.rst
-ip netns exec b timeout $((60 * TS)) python3 "$PEER" zc-sink "$ZC_IP_B" $PORT 65536 1 /tmp/zi.rst > /tmp/zb 2>&1 &
+ip netns exec b timeout $((60 * TS)) python3 -m zcddp_peer zc-sink "$ZC_IP_B" $PORT 65536 1 /tmp/zi.rst > /tmp/zb 2>&1 &
 pb=$!
 listening b $PORT
-coproc ZI { exec ip netns exec a timeout $((60 * TS)) python3 "$PEER" zc-reuse "$ZC_IP_B" $PORT 16 65536 1 7 hold /tmp/zi.go 2>&1; }
+coproc ZI { exec ip netns exec a timeout $((60 * TS)) python3 -m zcddp_peer zc-reuse "$ZC_IP_B" $PORT 16 65536 1 7 hold /tmp/zi.go 2>&1; }
 zi_pid=$ZI_PID
 read -r -t 30 line <&"${ZI[0]}"
 br0=$(procv a ZcddpTxBytesByRef)

@@ -164,15 +164,15 @@ miss_check "loss 5%" zc_miss_gap "loss"
 miss_check "delay 1ms reorder 50% 50%" zc_miss_gap "reordering"
 miss_check "duplicate 5%" zc_miss_duplicate "duplication"
 # Corrupted payload completes a page packet that TCP's checksum (over the
-# whole reassembled segment) then rejects; the transfer stays exact.
-# (0.3%, not more: netem flips one bit a frame with no link CRC behind it,
-# and two flipped fragments of one segment cancel in the Internet checksum
-# when the bits match mod 16 in opposite directions: at 1% about one run in
-# a hundred, seen once in zcfrag-native.sh; at 0.3% about one in a thousand.)
+# whole reassembled segment) then rejects; the transfer stays exact. Only
+# first fragments are corrupted (corrupt_first_frags, zcfrag-lib.sh): netem
+# flips one bit a frame with no link CRC behind it, and two flipped fragments
+# of one segment could cancel in the Internet checksum.
 csum() { ip netns exec b awk '/^Tcp:/ { n++; if (n == 1) for (i = 1; i <= NF; i++) k[i] = $i; else for (i = 1; i <= NF; i++) if (k[i] == "InCsumErrors") print $i }' /proc/net/snmp; }
 c0=$(csum)
-ip netns exec a tc qdisc replace dev va root netem corrupt 0.3%
-tcp_xfer a b "$ZC_IP_B" 4194304 "TCP 4 MiB through netem corrupt 0.3%, md5"
+corrupt_first_frags a va 2 || t_fail "netem corrupt on first fragments set up"
+tcp_xfer a b "$ZC_IP_B" 4194304 "TCP 4 MiB through netem corrupt 2% of first fragments, md5"
+ip netns exec a tc -s qdisc show dev va | sed -n '/netem/,+1p' | sed 's/^/# /'
 ip netns exec a tc qdisc del dev va root
 c1=$(csum)
 [ "$c1" -gt "$c0" ] && t_ok "corrupted page packets rejected by TCP's checksum ($((c1 - c0)))" || t_fail "corrupted page packets rejected by TCP's checksum" "$c0 -> $c1"

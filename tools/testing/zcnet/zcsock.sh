@@ -24,7 +24,9 @@
 #                         too (the harness's own check, and their times)
 . "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
 . "$ZCNET_ROOT/scripts/topology.sh"
-ZT="$ZCNET_ROOT/tools/testing/zcnet/zcsock_test.py"
+# zcsock_test.py runs as a module (python3 -m zcsock_test, PYTHONPATH set by
+# guest-init.sh): its bytecode is read from __pycache__ (compiled by
+# build-test-progs.sh), not compiled at each run.
 SEEDS="1 2"
 # The plan of each seed: seed 1 has the 8 MiB call, seed 2 smaller ones; the
 # sweep of seed 1 sends from every odd alignment in a page, seed 2's from
@@ -40,7 +42,7 @@ plan() {
 # output in /tmp/zt.NAME, its exit status in /tmp/zt.NAME.rc.
 zt() {
   local name=$1; shift
-  python3 "$ZT" --timeout 300 --client-ns "$ZC_NS_A" --server-ns "$ZC_NS_B" --server-ip "$ZC_IP_B" "$@" \
+  python3 -m zcsock_test --timeout 300 --client-ns "$ZC_NS_A" --server-ns "$ZC_NS_B" --server-ip "$ZC_IP_B" "$@" \
     > "/tmp/zt.$name" 2>&1
   echo $? > "/tmp/zt.$name.rc"
   t_report "/tmp/zt.$name"
@@ -68,7 +70,7 @@ settled() {
 # hold WHAT...: zcsock_test.py hold WHAT in namespace a in the background,
 # its first line ("ready PID ...") in HOLD_LINE; unhold lets go of it.
 hold() {
-  coproc HOLD { exec python3 "$ZT" --client-ns "$ZC_NS_A" hold "$@" 2>&1; }
+  coproc HOLD { exec python3 -m zcsock_test --client-ns "$ZC_NS_A" hold "$@" 2>&1; }
   HOLD_IN=${HOLD[1]} HOLD_OUT=${HOLD[0]} HOLD_LINE=
   read -r -t 120 HOLD_LINE <&"$HOLD_OUT"
   case "$HOLD_LINE" in ready*) ;; *) echo "# hold $*: $HOLD_LINE" ;; esac

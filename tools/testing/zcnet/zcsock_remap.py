@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Region to region over zcsock: the sender fills its region with seeded
 bytes once and sends it whole ROUNDS times (never writing it again, so no
 copy-on-write copy either), the receiver reads whole regions (MSG_WAITALL)
