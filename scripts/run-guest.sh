@@ -118,7 +118,11 @@ rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose
 mkdir -p "$(dirname "$log")"
 log=$(realpath "$log")
 
-accel_opt="-accel tcg,thread=multi"
+# ZCNET_QEMU_CPU: the guest's CPU model under TCG (QEMU's qemu64 by
+# default). qemu64 with SSE4.2 and PCLMULQDQ, for the kernel's crc32c on the
+# crc32 instruction, made the zcddp suite slower, not faster (2026-11-28:
+# its siw section 147 s against 115; rping without CRC 18.5 s against 15.9).
+accel_opt="-accel tcg,thread=multi -cpu ${ZCNET_QEMU_CPU:-qemu64}"
 if [ "$accel" = kvm ]; then
   [ -w /dev/kvm ] || die "run-guest: --kvm asked for but /dev/kvm is not usable"
   accel_opt="-accel kvm -cpu host"

@@ -16,7 +16,7 @@ RUST_WEB_SERIES=1.85
 # Packages that come from bookworm itself.
 PKGS=(
   # kernel build
-  make bc bison flex libelf-dev libssl-dev cpio kmod xz-utils python3 rsync
+  make bc bison flex libelf-dev libssl-dev cpio kmod xz-utils lz4 python3 rsync
   # documentation check (scripts/check-docs.py)
   python3-docutils
   clang-19 lld-19 llvm-19 libclang-19-dev
