@@ -172,7 +172,7 @@ csum() { ip netns exec b awk '/^Tcp:/ { n++; if (n == 1) for (i = 1; i <= NF; i+
 c0=$(csum)
 corrupt_first_frags a va 2 || t_fail "netem corrupt on first fragments set up"
 tcp_xfer a b "$ZC_IP_B" 4194304 "TCP 4 MiB through netem corrupt 2% of first fragments, md5"
-ip netns exec a tc -s qdisc show dev va | sed -n '/netem/,+1p' | sed 's/^/# /'
+ip netns exec a tc -s qdisc show dev va | sed -n '/netem/,+1s/^/# /p'
 ip netns exec a tc qdisc del dev va root
 c1=$(csum)
 [ "$c1" -gt "$c0" ] && t_ok "corrupted page packets rejected by TCP's checksum ($((c1 - c0)))" || t_fail "corrupted page packets rejected by TCP's checksum" "$c0 -> $c1"
