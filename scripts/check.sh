@@ -111,36 +111,83 @@ echo "cargo test: $cp passed, $cf failed"
 # debug kernel (KASAN under TCG) is 3 to 5 times slower.
 GUEST_TIMEOUT=1500
 [ "$ZCNET_FLAVOUR" = debug ] && GUEST_TIMEOUT=3000
-# guest SUITE TOPO [ARGS]: a KTAP suite in the guest; its results count one by
-# one, and the run itself (exit status, kernel log) counts as one more.
-# TOPO virtio2-tap is virtio2 on the tap wire (multiqueue NICs with RSS),
-# skipped where the host cannot make taps (not root, no /dev/net/tun).
+# GUEST_JOBS guest runs at a time (ZCNET_GUEST_JOBS; by default one per 4
+# host CPUs, at least one). Each run has its own QEMU, run directory, UDP
+# ports and (tap wire) host network namespace. On a 2-core host one run
+# leaves the CPUs 24 to 45% idle (a test script runs one command after
+# another, and waits on timers and its peers), but two at once are slower,
+# not faster: on the 2-core AMD EPYC host (2026-11-28) the CPUs were 95%
+# busy and zcfrag-native took 392 s instead of 131, its tap run 236 s
+# instead of 108, zcddp more than twice its 339 s. The likely cause: a vCPU
+# descheduled while it holds a spinlock leaves the other one spinning
+# (TCG has no paravirtual spinlocks), so four vCPU threads on two cores
+# burn most of what they gain. With 4 host CPUs per run, each guest has
+# cores of its own (not measured here: this host has 2).
+GUEST_JOBS=${ZCNET_GUEST_JOBS:-$(( $(nproc) / 4 > 1 ? $(nproc) / 4 : 1 ))}
+# guest SUITE TOPO [ARGS]: queues a KTAP suite for a guest; its results
+# count one by one, and the run itself (exit status, kernel log) counts as
+# one more. TOPO virtio2-tap is virtio2 on the tap wire (multiqueue NICs
+# with RSS), skipped where the host cannot make taps (not root, no
+# /dev/net/tun). run_guests runs the queue.
+QUEUE=()
 guest() {
-  local suite=$1 topo=$2; shift 2
-  local name="$suite-$topo" log="$OUT/$suite-$topo.log" rc s0 wire=()
+  local suite=$1 topo=$2
   # SUITES="a b ..." runs only those suites (e.g. on the debug kernel).
   case " ${SUITES:-$suite} " in *" $suite "*) ;; *) return ;; esac
   case " ${TOPOS:-$topo} " in *" $topo "*) ;; *) return ;; esac
-  if [ "$topo" = virtio2-tap ]; then
-    if [ "$(id -u)" != 0 ] || [ ! -c /dev/net/tun ]; then
-      echo "SKIP $name: the tap wire needs root and /dev/net/tun on the host"
-      skipped=$((skipped + 1)); return
-    fi
-    topo=virtio2 wire=(--wire tap)
+  if [ "$topo" = virtio2-tap ] && { [ "$(id -u)" != 0 ] || [ ! -c /dev/net/tun ]; }; then
+    echo "SKIP $suite-$topo: the tap wire needs root and /dev/net/tun on the host"
+    skipped=$((skipped + 1)); return
   fi
+  QUEUE+=("$(printf '%q ' "$@")")
+}
+# guest_run SUITE TOPO [ARGS]: one run (in the background); what it found
+# goes to $OUT/NAME.res as "passed failed skipped status seconds", its
+# failed tests to $OUT/NAME.fails.
+guest_run() {
+  local suite=$1 topo=$2; shift 2
+  local name="$suite-$topo" log="$OUT/$suite-$topo.log" rc s0 wire=() p=0 f=0 s=0 l
+  [ "$topo" = virtio2-tap ] && topo=virtio2 wire=(--wire tap)
   s0=$(date +%s)
   scripts/run-guest.sh --topo "$topo" "${wire[@]}" --timeout "$GUEST_TIMEOUT" --log "$log" "tools/testing/zcnet/$suite.sh" "$@" 2>"$OUT/$name.runner"; rc=$?
   local logs=("$log")
   [ "$topo" = twoguests ] && logs=("$log.a" "$log.b")
+  : > "$OUT/$name.fails"
   for l in "${logs[@]}"; do
-    local p f s
-    p=$(tr -d '\r' < "$l" | grep -aEc '^ok [0-9]+ ' ); s=$(tr -d '\r' < "$l" | grep -aEc '^ok [0-9]+ .*# SKIP')
-    f=$(tr -d '\r' < "$l" | grep -aEc '^not ok [0-9]+ ')
-    tr -d '\r' < "$l" | grep -aE '^not ok [0-9]+ ' | sed "s/^/FAIL $name: /"
-    passed=$((passed + p - s)); skipped=$((skipped + s)); failed=$((failed + f))
+    p=$((p + $(tr -d '\r' < "$l" | grep -aEc '^ok [0-9]+ ')))
+    s=$((s + $(tr -d '\r' < "$l" | grep -aEc '^ok [0-9]+ .*# SKIP')))
+    f=$((f + $(tr -d '\r' < "$l" | grep -aEc '^not ok [0-9]+ ')))
+    tr -d '\r' < "$l" | grep -aE '^not ok [0-9]+ ' | sed "s/^/FAIL $name: /" >> "$OUT/$name.fails"
   done
-  echo "check: guest $name took $(took "$s0") s" >> "$OUT/times"
-  if [ $rc = 0 ]; then pass "$name: guest run clean ($(took "$s0") s)"; else fail "$name: guest run (status $rc): $(tail -n 5 "$OUT/$name.runner" | tr '\n' ' ')"; fi
+  echo "$((p - s)) $f $s $rc $(took "$s0")" > "$OUT/$name.res"
+}
+# guest_done NAME: counts and prints a finished run.
+guest_done() {
+  local name=$1 p f s rc secs
+  read -r p f s rc secs < "$OUT/$name.res"
+  cat "$OUT/$name.fails"
+  passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+  echo "check: guest $name took $secs s" >> "$OUT/times"
+  if [ "$rc" = 0 ]; then pass "$name: guest run clean ($secs s)"; else fail "$name: guest run (status $rc): $(tail -n 5 "$OUT/$name.runner" | tr '\n' ' ')"; fi
+}
+# run_guests: the queue, GUEST_JOBS at a time, in its order.
+run_guests() {
+  local -A running=()
+  local job pid
+  for job in "${QUEUE[@]}"; do
+    while [ ${#running[@]} -ge "$GUEST_JOBS" ]; do
+      wait -n -p pid "${!running[@]}"
+      guest_done "${running[$pid]}"; unset "running[$pid]"
+    done
+    eval "set -- $job"
+    guest_run "$@" &
+    running[$!]="$1-$2"
+  done
+  while [ ${#running[@]} -gt 0 ]; do
+    wait -n -p pid "${!running[@]}"
+    guest_done "${running[$pid]}"; unset "running[$pid]"
+  done
+  QUEUE=()
 }
 
 guest modules veth
@@ -175,6 +222,7 @@ guest zcddp virtio2-tap wire
 # The paper's Table 1 at a tenth of its size (the documented run used 100000:
 # tools/testing/zcnet/zcfrag-table1.sh, Documentation/networking/zcfrag.rst).
 guest zcfrag-table1 veth 10000
+run_guests
 
 # The splat detector must fail a run whose guest printed a WARNING.
 [ -n "${SUITES:-}" ] && finish

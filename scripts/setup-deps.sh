@@ -61,6 +61,18 @@ SUDO=
 export DEBIAN_FRONTEND=noninteractive
 APT="$SUDO apt-get -y -q -o Dpkg::Use-Pty=0"
 
+# bindgen compiles (about 150 s of both cores) while apt downloads and
+# unpacks: it needs nothing apt installs to build (clang-sys loads libclang
+# at run time), and the kernel build is the first to run it.
+bindgen_pid=
+if [ $bindgen_ok = 0 ]; then
+  log "setup-deps: cargo install bindgen-cli $BINDGEN_VERSION (in the background)"
+  bindgen_log=$(mktemp "${TMPDIR:-/tmp}/zcnet-bindgen.XXXXXX")
+  cargo install --quiet --locked bindgen-cli --version "$BINDGEN_VERSION" > "$bindgen_log" 2>&1 &
+  bindgen_pid=$!
+  trap 'kill "$bindgen_pid" 2>/dev/null || true' EXIT
+fi
+
 # trixie-backports, on the same mirror as the machine's own Debian sources.
 bp=/etc/apt/sources.list.d/zcnet-trixie-backports.sources
 if [ ! -f "$bp" ]; then
@@ -75,35 +87,38 @@ if [ ! -f "$bp" ]; then
   printf 'Package: *\nPin: release n=trixie-backports\nPin-Priority: 1\n\nPackage: linux-source-7.2\nPin: release n=trixie-backports\nPin-Priority: 500\n' |
     $SUDO tee /etc/apt/preferences.d/zcnet-trixie-backports >/dev/null
 fi
-log "setup-deps: apt-get update"
-$APT update >/dev/null
-
-if [ ${#need_apt[@]} != 0 ]; then
-  log "setup-deps: installing ${need_apt[*]}"
-  $APT install --no-install-recommends "${need_apt[@]}" >/dev/null
+if [ ${#need_apt[@]} != 0 ] || [ $rustc_ok = 0 ] || [ $src_ok = 0 ]; then
+  log "setup-deps: apt-get update"
+  $APT update >/dev/null
 fi
 
+# One apt-get install for all of it.
+install=("${need_apt[@]}")
 if [ $rustc_ok = 0 ]; then
   ver=$(apt-cache madison rustc-web | awk '{print $3}' | grep "^${RUST_WEB_SERIES}\." | sort -V | tail -n1)
   [ -n "$ver" ] || die "setup-deps: no rustc-web ${RUST_WEB_SERIES}.x in the apt sources"
-  log "setup-deps: installing Debian rustc-web $ver (+ rust-src, libstd)"
-  args=()
-  for p in "${RUST_WEB_PKGS[@]}"; do args+=("$p=$ver"); done
-  # --allow-downgrades: a machine may have a newer rustc-web from the
-  # security suite (the kernel needs exactly this one).
-  $APT install --no-install-recommends --allow-downgrades "${args[@]}" >/dev/null
+  log "setup-deps: Debian rustc-web $ver (+ rust-src, libstd)"
+  for p in "${RUST_WEB_PKGS[@]}"; do install+=("$p=$ver"); done
 fi
-
 if [ $src_ok = 0 ]; then
   ver=$(apt-cache madison linux-source-7.2 2>/dev/null | awk '{print $3}' | sort -V | tail -n1)
   [ -n "$ver" ] || die "setup-deps: linux-source-7.2 is not available from trixie-backports (apt-cache madison linux-source-7.2 is empty); zcnet needs a Linux 7.2 source"
-  log "setup-deps: installing linux-source-7.2 $ver"
-  $APT install --no-install-recommends "linux-source-7.2=$ver" >/dev/null
+  log "setup-deps: linux-source-7.2 $ver"
+  install+=("linux-source-7.2=$ver")
+fi
+if [ ${#install[@]} != 0 ]; then
+  log "setup-deps: installing ${install[*]}"
+  # --allow-downgrades: a machine may have a newer rustc-web from the
+  # security suite (the kernel needs exactly this one).
+  $APT install --no-install-recommends --allow-downgrades "${install[@]}" >/dev/null
 fi
 
-if [ $bindgen_ok = 0 ]; then
-  log "setup-deps: cargo install bindgen-cli $BINDGEN_VERSION"
-  cargo install --quiet --locked bindgen-cli --version "$BINDGEN_VERSION" 2>&1 | grep -v '^ *\(Updating\|Downloaded\|Downloading\)' || true
-  "$HOME/.cargo/bin/bindgen" --version | grep -q "$BINDGEN_VERSION" || die "setup-deps: bindgen $BINDGEN_VERSION did not install"
+if [ -n "$bindgen_pid" ]; then
+  rc=0; wait "$bindgen_pid" || rc=$?
+  trap - EXIT
+  grep -v '^ *\(Updating\|Downloaded\|Downloading\)' "$bindgen_log" || true
+  rm -f "$bindgen_log"
+  [ $rc = 0 ] && "$HOME/.cargo/bin/bindgen" --version | grep -q "$BINDGEN_VERSION" ||
+    die "setup-deps: bindgen $BINDGEN_VERSION did not install (cargo install: exit $rc)"
 fi
 log "setup-deps: done"
