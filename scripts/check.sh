@@ -174,19 +174,15 @@ guest_done() {
 run_guests() {
   local -A running=()
   local job pid
+  # reap: the next run to finish, counted.
+  reap() { wait -n -p pid "${!running[@]}"; guest_done "${running[$pid]}"; unset "running[$pid]"; }
   for job in "${QUEUE[@]}"; do
-    while [ ${#running[@]} -ge "$GUEST_JOBS" ]; do
-      wait -n -p pid "${!running[@]}"
-      guest_done "${running[$pid]}"; unset "running[$pid]"
-    done
+    while [ ${#running[@]} -ge "$GUEST_JOBS" ]; do reap; done
     eval "set -- $job"
     guest_run "$@" &
     running[$!]="$1-$2"
   done
-  while [ ${#running[@]} -gt 0 ]; do
-    wait -n -p pid "${!running[@]}"
-    guest_done "${running[$pid]}"; unset "running[$pid]"
-  done
+  while [ ${#running[@]} -gt 0 ]; do reap; done
   QUEUE=()
 }
 
