@@ -46,7 +46,8 @@ kernel_cache_key() {
     echo "recipe 1"
     kernel_pkg_version
     echo "$ZCNET_FLAVOUR"
-    cat "${frags[@]}"
+    # The options only: a comment's edit does not rebuild a kernel.
+    sed '/^[[:space:]]*#/d; /^[[:space:]]*$/d' "${frags[@]}"
     /usr/bin/rustc --version 2>/dev/null
     "$BINDGEN" --version 2>/dev/null
     "$LLVM_BIN/clang" --version 2>/dev/null | head -n1

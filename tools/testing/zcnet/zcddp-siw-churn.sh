@@ -4,18 +4,35 @@
 # to zcddp-ping -s (b) connections of 20 to 69 pings come and go beside it.
 # A round whose client is still running after 7 s (they take 3 to 6 s)
 # gets a dump of both namespaces: /proc/net/zcddp_conns, ss -tnoi, and
-# siw's QPs. Seen once in 8 rounds (2026-11-28): "no completion of opcode
-# 5 in 10000 ms" (Documentation/networking/zcddp.rst, "Not done yet").
-#   scripts/run-guest.sh --topo veth tools/testing/zcnet/zcddp-siw-churn.sh [ROUNDS]
+# siw's QPs. It finds siw's accept race (Documentation/networking/zcddp.rst,
+# "siw loses a first FPDU that comes too soon"): on 2026-11-28, 3 rounds of
+# 21 stalled with "no completion of opcode 5 in 10000 ms", siw's socket
+# holding zcddp's first FPDU (Recv-Q 40) unread; with SIW_KO, a siw built
+# with tools/testing/zcnet/siw-accept-order.patch, none of 30.
+#   scripts/run-guest.sh --topo veth tools/testing/zcnet/zcddp-siw-churn.sh [ROUNDS [SIW_KO]]
+# SIW_KO, built against the test kernel (kmake: scripts/lib.sh):
+#   d=$(mktemp -d); cp -r "$(kernel_src_dir)"/drivers/infiniband/sw/siw/. "$d"
+#   patch -d "$d" -p5 < tools/testing/zcnet/siw-accept-order.patch
+#   kmake -C "$(kernel_build_dir)" M="$d" modules    # then SIW_KO=$d/siw.ko
 . "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
 . "$ZCNET_ROOT/scripts/topology.sh"
-ROUNDS=${1:-10}
+ROUNDS=${1:-10} SIW_KO=${2:-}
 t_run "insmod zcddp" insmod "$(ko zcddp)"
-if ! { modprobe -a siw rdma_ucm &&
+siw_load() {
+  if [ -n "$SIW_KO" ]; then
+    modprobe -a ib_core ib_uverbs iw_cm rdma_cm rdma_ucm && insmod "$SIW_KO"
+  else
+    modprobe -a siw rdma_ucm
+  fi
+}
+if ! { siw_load &&
   ip netns exec a rdma link add siwa type siw netdev va &&
   ip netns exec b rdma link add siwb type siw netdev vb; }; then
   t_skip "siw on va and vb" "no siw in this kernel"; t_done; exit
 fi
+# ns_listening reads the namespaces through ns_anchor's processes (without
+# them it read the root namespace's sockets, and every wait ran its 10 s).
+ns_anchor a b || t_fail "a process in namespaces a and b (ns_anchor)"
 listening() { for _ in $(seq 200); do ns_listening "$1" "$2" && return 0; sleep 0.05; done; return 1; }
 dump() {
   echo "# --- $1"
