@@ -54,10 +54,15 @@ step modules scripts/build-modules.sh || finish
 # pipefail the pipeline's status hid the match, so warnings passed.) It
 # builds in a copy of the sources: it runs beside the guests (host_checks),
 # which load the modules of the checkout.
+# src_copy DIR: the checkout's files (tracked and untracked, not ignored)
+# copied into DIR, for a build that must leave the checkout's objects alone.
+src_copy() {
+  mkdir -p "$1"
+  git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$1"
+}
 clippy_modules() {
   local out rc=0 src="$OUT/clippy-src"
-  mkdir -p "$src"
-  git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$src"
+  src_copy "$src"
   out=$(ZCNET_KBUILD_FLAGS="CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver ${ZCNET_KBUILD_FLAGS:-}" \
     "$src/scripts/build-modules.sh" 2>&1) || rc=1
   printf '%s\n' "$out" >&2
@@ -85,8 +90,7 @@ alt_modules() {
   local kdir src="$OUT/alt-src" ko rel bad=0
   kdir=$(ZCNET_FLAVOUR=alt scripts/build-kernel.sh) || return 1
   rel=$(cat "$kdir/include/config/kernel.release")
-  mkdir -p "$src"
-  git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$src"
+  src_copy "$src"
   "$src/scripts/build-modules.sh" "$kdir" || return 1
   for ko in drivers/net/zcfrag/zcfrag.ko net/zcsock/zcsock.ko net/ddp/zcddp.ko; do
     v=$(modinfo -F vermagic "$src/$ko") || { bad=1; continue; }
