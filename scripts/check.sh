@@ -13,7 +13,8 @@
 # Each step's time is printed as it passes, and the slowest are listed at the
 # end. SUITES="zcfrag-unload zcfrag-badinput ..." runs only those guest
 # suites (and the host steps but the alt tree), TOPOS="veth ..." only those
-# topologies; with ZCNET_FLAVOUR=debug that
+# topologies, ZCNET_GUEST_JOBS=N N guest runs at a time (see GUEST_JOBS
+# below); with ZCNET_FLAVOUR=debug that
 # is the debug-kernel run of the teardown and bad-input suites:
 #   ZCNET_FLAVOUR=debug SUITES="zcfrag-unload zcfrag-badinput zcfrag-admission zcfrag-review zcsock" make check
 set -uo pipefail
@@ -149,26 +150,36 @@ host_checks_done() {
 # debug kernel (KASAN under TCG) is 3 to 5 times slower.
 GUEST_TIMEOUT=1500
 [ "$ZCNET_FLAVOUR" = debug ] && GUEST_TIMEOUT=3000
-# GUEST_JOBS guest runs at a time (ZCNET_GUEST_JOBS; by default one per 4
-# host CPUs, at least one). Each run has its own QEMU, run directory, UDP
-# ports and (tap wire) host network namespace. On a 2-core host one run
-# leaves the CPUs 24 to 45% idle (a test script runs one command after
-# another, and waits on timers and its peers), but two at once are slower,
-# not faster: on the 2-core AMD EPYC host (2026-11-28) the CPUs were 95%
-# busy and zcfrag-native took 392 s instead of 131, its tap run 236 s
-# instead of 108, zcddp more than twice its 339 s. The likely cause: a vCPU
-# descheduled while it holds a spinlock leaves the other one spinning
-# (TCG has no paravirtual spinlocks), so four vCPU threads on two cores
-# burn most of what they gain. With 4 host CPUs per run, each guest has
-# cores of its own (not measured here: this host has 2).
-GUEST_JOBS=${ZCNET_GUEST_JOBS:-$(( $(nproc) / 4 > 1 ? $(nproc) / 4 : 1 ))}
-# guest SUITE TOPO [ARGS]: queues a KTAP suite for a guest; its results
-# count one by one, and the run itself (exit status, kernel log) counts as
-# one more. TOPO virtio2-tap is virtio2 on the tap wire (multiqueue NICs
-# with RSS), skipped where the host cannot make taps (not root, no
-# /dev/net/tun). run_guests runs the queue.
+# GUEST_JOBS guest runs at a time (ZCNET_GUEST_JOBS; by default one per
+# host CPU, at most 4; one on the debug kernel). With more than one, each
+# guest's vCPUs take turns on one host thread (ZCNET_TCG_THREAD=single,
+# run-guest.sh), so a guest never holds more than one host CPU. Two guests
+# with a host thread per vCPU on the 2-core AMD EPYC host were slower than
+# one after the other (zcfrag-native 392 s against 131 alone): four vCPU
+# threads on two cores, a vCPU descheduled while it holds a spinlock leaves
+# the other spinning (TCG has no paravirtual spinlocks). In single mode a
+# run takes about 1.4 times as long as alone in multi mode, and two run at
+# once (2026-11-28: the suites but zcddp veth, 1942 s of runs against 1383
+# alone, in two lanes). A run queued with --solo runs alone in multi mode:
+# zcddp veth, whose siw peer's CPU-bound rping pairings took 2.2 times as
+# long in single mode (853 s against 390) and stalled once on siw's accept
+# race (Documentation/networking/zcddp.rst), which a vCPU waiting its turn
+# makes likely. Documentation/testing.rst has the measurements.
+if [ "$ZCNET_FLAVOUR" = debug ]; then
+  GUEST_JOBS=${ZCNET_GUEST_JOBS:-1}
+else
+  GUEST_JOBS=${ZCNET_GUEST_JOBS:-$(( $(nproc) < 4 ? $(nproc) : 4 ))}
+fi
+# guest [--solo] SUITE TOPO [ARGS]: queues a KTAP suite for a guest; its
+# results count one by one, and the run itself (exit status, kernel log)
+# counts as one more. TOPO virtio2-tap is virtio2 on the tap wire
+# (multiqueue NICs with RSS), skipped where the host cannot make taps (not
+# root, no /dev/net/tun). --solo: the run has the host to itself (see
+# GUEST_JOBS). run_guests runs the queue.
 QUEUE=()
 guest() {
+  local mode=lane
+  [ "$1" = --solo ] && { mode=solo; shift; }
   local suite=$1 topo=$2
   # SUITES="a b ..." runs only those suites (e.g. on the debug kernel).
   case " ${SUITES:-$suite} " in *" $suite "*) ;; *) return ;; esac
@@ -177,7 +188,7 @@ guest() {
     echo "SKIP $suite-$topo: the tap wire needs root and /dev/net/tun on the host"
     skipped=$((skipped + 1)); return
   fi
-  QUEUE+=("$(printf '%q ' "$@")")
+  QUEUE+=("$mode $(printf '%q ' "$@")")
 }
 # guest_run SUITE TOPO [ARGS]: one run (in the background); what it found
 # goes to $OUT/NAME.res as "passed failed skipped status seconds", its
@@ -208,54 +219,67 @@ guest_done() {
   echo "check: guest $name took $secs s" >> "$OUT/times"
   if [ "$rc" = 0 ]; then pass "$name: guest run clean ($secs s)"; else fail "$name: guest run (status $rc): $(tail -n 5 "$OUT/$name.runner" | tr '\n' ' ')"; fi
 }
-# run_guests: the queue, GUEST_JOBS at a time, in its order.
+# run_guests: the queue in its order, GUEST_JOBS at a time (each in single
+# mode when more than one may run), a --solo run alone in multi mode.
 run_guests() {
   local -A running=()
-  local job pid
+  local job pid mode thread
   # reap: the next run to finish, counted.
   reap() { wait -n -p pid "${!running[@]}"; guest_done "${running[$pid]}"; unset "running[$pid]"; }
   for job in "${QUEUE[@]}"; do
-    while [ ${#running[@]} -ge "$GUEST_JOBS" ]; do reap; done
     eval "set -- $job"
-    guest_run "$@" &
+    mode=$1; shift
+    if [ "$mode" = solo ] || [ "$GUEST_JOBS" = 1 ]; then
+      while [ ${#running[@]} -gt 0 ]; do reap; done
+      thread=${ZCNET_TCG_THREAD:-multi}
+    else
+      while [ ${#running[@]} -ge "$GUEST_JOBS" ]; do reap; done
+      thread=${ZCNET_TCG_THREAD:-single}
+    fi
+    ZCNET_TCG_THREAD=$thread guest_run "$@" &
     running[$!]="$1-$2"
+    [ "$mode" = solo ] && reap
   done
   while [ ${#running[@]} -gt 0 ]; do reap; done
   QUEUE=()
 }
 
-guest modules veth
-guest network veth
-guest network virtio2
-guest network twoguests
-guest zcfrag veth
+# zcddp: MPA start-up, the wire checked by an independent peer, siw interop.
+# First and alone (see GUEST_JOBS): the host checks run beside it in its
+# idle time.
+guest --solo zcddp veth
+# The rest, longest first (in single mode, 2026-11-28: 294 s down to 11 s),
+# so that the two lanes end close together.
+guest zcfrag-native virtio2
+guest zcfrag-native virtio2-tap
+guest zcsock virtio2
 guest zcfrag virtio2
+guest zcfrag-unload veth
+guest zcsock veth
+guest zcfrag-unload virtio2
 # Admission is the same protocol whatever is under the device: the stacked
 # device on veth, and on virtio2 the native front end's run below. The
 # interleaving flows need the virtio-net lower device's receive shapes.
-guest zcfrag-admission veth
 guest zcfrag-interleave virtio2
-guest zcfrag-badinput veth
-guest zcfrag-badinput virtio2
-guest zcfrag-unload veth
-guest zcfrag-unload virtio2
-guest zcfrag-review veth
-guest zcfrag-native virtio2
-guest zcfrag-native virtio2-tap
-# Two machines, each on the native front end, over one 1500-byte wire.
-guest zcfrag-native twoguests
-guest zcfrag-badinput-native virtio2
+guest zcfrag veth
 guest zcfrag-admission-native virtio2
-guest zcsock veth
-guest zcsock virtio2
-# zcddp: MPA start-up, the wire checked by an independent peer, siw interop.
-guest zcddp veth
-# zcddp's zero-copy transmit through virtio-net on the tap wire (offloads,
-# scatter-gather): lent pages leave uncopied, reused at each completion.
-guest zcddp virtio2-tap wire
+guest zcfrag-admission veth
 # The paper's Table 1 at a tenth of its size (the documented run used 100000:
 # tools/testing/zcnet/zcfrag-table1.sh, Documentation/networking/zcfrag.rst).
 guest zcfrag-table1 veth 10000
+# Two machines, each on the native front end, over one 1500-byte wire.
+guest zcfrag-native twoguests
+guest zcfrag-badinput virtio2
+guest zcfrag-badinput-native virtio2
+# zcddp's zero-copy transmit through virtio-net on the tap wire (offloads,
+# scatter-gather): lent pages leave uncopied, reused at each completion.
+guest zcddp virtio2-tap wire
+guest zcfrag-badinput veth
+guest zcfrag-review veth
+guest modules veth
+guest network virtio2
+guest network twoguests
+guest network veth
 run_guests
 host_checks_done
 

@@ -122,7 +122,13 @@ log=$(realpath "$log")
 # default). qemu64 with SSE4.2 and PCLMULQDQ, for the kernel's crc32c on the
 # crc32 instruction, made the zcddp suite slower, not faster (2026-11-28:
 # its siw section 147 s against 115; rping without CRC 18.5 s against 15.9).
-accel_opt="-accel tcg,thread=multi -cpu ${ZCNET_QEMU_CPU:-qemu64}"
+# ZCNET_TCG_THREAD: "multi" (default: one host thread per vCPU) or "single"
+# (all of a guest's vCPUs take turns on one host thread). make check runs
+# guests side by side in single mode: a guest then never holds more than one
+# host CPU, and none of its vCPUs spins on a lock whose holder the host has
+# descheduled for another guest's thread (Documentation/testing.rst).
+case "${ZCNET_TCG_THREAD:-multi}" in multi|single) ;; *) die "run-guest: ZCNET_TCG_THREAD is multi or single, not '$ZCNET_TCG_THREAD'" ;; esac
+accel_opt="-accel tcg,thread=${ZCNET_TCG_THREAD:-multi} -cpu ${ZCNET_QEMU_CPU:-qemu64}"
 if [ "$accel" = kvm ]; then
   [ -w /dev/kvm ] || die "run-guest: --kvm asked for but /dev/kvm is not usable"
   accel_opt="-accel kvm -cpu host"
