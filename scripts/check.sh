@@ -151,7 +151,8 @@ host_checks_done() {
 GUEST_TIMEOUT=1500
 [ "$ZCNET_FLAVOUR" = debug ] && GUEST_TIMEOUT=3000
 # GUEST_JOBS guest runs at a time (ZCNET_GUEST_JOBS; by default one per
-# host CPU, at most 4; one on the debug kernel). With more than one, each
+# host CPU and 5 GiB of available memory, at most 4; one on the debug
+# kernel). With more than one, each
 # guest's vCPUs take turns on one host thread (ZCNET_TCG_THREAD=single,
 # run-guest.sh), so a guest never holds more than one host CPU. Two guests
 # with a host thread per vCPU on the 2-core AMD EPYC host were slower than
@@ -168,7 +169,12 @@ GUEST_TIMEOUT=1500
 if [ "$ZCNET_FLAVOUR" = debug ]; then
   GUEST_JOBS=${ZCNET_GUEST_JOBS:-1}
 else
-  GUEST_JOBS=${ZCNET_GUEST_JOBS:-$(( $(nproc) < 4 ? $(nproc) : 4 ))}
+  # ... and no more than the memory holds: 2 GiB a guest, twice that for
+  # a twoguests run, and room for the host's own work.
+  jobs_mem=$(awk '/^MemAvailable:/ { print int($2 / (5 * 1024 * 1024)) }' /proc/meminfo)
+  jobs_cpu=$(( $(nproc) < 4 ? $(nproc) : 4 ))
+  GUEST_JOBS=${ZCNET_GUEST_JOBS:-$(( jobs_mem < jobs_cpu ? jobs_mem : jobs_cpu ))}
+  [ "$GUEST_JOBS" -ge 1 ] 2>/dev/null || GUEST_JOBS=1
 fi
 # guest [--solo] SUITE TOPO [ARGS]: queues a KTAP suite for a guest; its
 # results count one by one, and the run itself (exit status, kernel log)
