@@ -25,6 +25,9 @@
 # topology is up (scripts/topology.sh). In twoguests the script runs in both
 # guests with ZCNET_ROLE=a or b.
 #
+# ZCNET_TCG_THREAD=single puts all of a guest's vCPUs on one host thread
+# (TCG's round robin; default multi, a thread per vCPU): make check runs
+# guests side by side that way (see below).
 # ZCNET_KERNEL_ARGS adds kernel arguments (a KASAN kernel with ACPI always
 # gets acpi=noirq: see below). ZCNET_INSN_DIR=DIR loads the zcinsn plugin
 # (tools/qemu-plugin/zcinsn.c: guest instructions counted between the
@@ -49,7 +52,7 @@ while [ $# -gt 0 ]; do
     --kdir) kdir=$2; shift 2 ;;
     --wire) wire=$2; shift 2 ;;
     -v) verbose=1; shift ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
     --) shift; break ;;
     -*) die "run-guest: unknown option $1" ;;
     *) break ;;
