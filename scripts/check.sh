@@ -152,9 +152,9 @@ GUEST_TIMEOUT=1500
 [ "$ZCNET_FLAVOUR" = debug ] && GUEST_TIMEOUT=3000
 # GUEST_JOBS guest runs at a time (ZCNET_GUEST_JOBS; by default one per
 # host CPU and 5 GiB of available memory, at most 4; one on the debug
-# kernel). With more than one, each
-# guest's vCPUs take turns on one host thread (ZCNET_TCG_THREAD=single,
-# run-guest.sh), so a guest never holds more than one host CPU. Two guests
+# kernel). With more than one, each guest's vCPUs take turns on one host
+# thread (ZCNET_TCG_THREAD=single, run-guest.sh), so a guest never holds
+# more than one host CPU. Two guests
 # with a host thread per vCPU on the 2-core AMD EPYC host were slower than
 # one after the other (zcfrag-native 392 s against 131 alone): four vCPU
 # threads on two cores, a vCPU descheduled while it holds a spinlock leaves
@@ -263,11 +263,11 @@ guest zcfrag virtio2
 guest zcfrag-unload veth
 guest zcsock veth
 guest zcfrag-unload virtio2
+guest zcfrag veth
 # Admission is the same protocol whatever is under the device: the stacked
-# device on veth, and on virtio2 the native front end's run below. The
+# device on veth, and on virtio2 the native front end's run. The
 # interleaving flows need the virtio-net lower device's receive shapes.
 guest zcfrag-interleave virtio2
-guest zcfrag veth
 guest zcfrag-admission-native virtio2
 guest zcfrag-admission veth
 # The paper's Table 1 at a tenth of its size (the documented run used 100000:
