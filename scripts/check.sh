@@ -153,19 +153,12 @@ GUEST_TIMEOUT=1500
 # GUEST_JOBS guest runs at a time (ZCNET_GUEST_JOBS; by default one per
 # host CPU and 5 GiB of available memory, at most 4; one on the debug
 # kernel). With more than one, each guest's vCPUs take turns on one host
-# thread (ZCNET_TCG_THREAD=single, run-guest.sh), so a guest never holds
-# more than one host CPU. Two guests
-# with a host thread per vCPU on the 2-core AMD EPYC host were slower than
-# one after the other (zcfrag-native 392 s against 131 alone): four vCPU
-# threads on two cores, a vCPU descheduled while it holds a spinlock leaves
-# the other spinning (TCG has no paravirtual spinlocks). In single mode a
-# run takes about 1.4 times as long as alone in multi mode, and two run at
-# once (2026-11-28: the suites but zcddp veth, 1942 s of runs against 1383
-# alone, in two lanes). A run queued with --solo runs alone in multi mode:
-# zcddp veth, whose siw peer's CPU-bound rping pairings took 2.2 times as
-# long in single mode (853 s against 390) and stalled once on siw's accept
-# race (Documentation/networking/zcddp.rst), which a vCPU waiting its turn
-# makes likely. Documentation/testing.rst has the measurements.
+# thread (ZCNET_TCG_THREAD=single, run-guest.sh): a guest with a thread per
+# vCPU beside another spins on locks whose holder the host descheduled. A
+# run queued --solo (zcddp veth, whose rping pairings with siw are CPU-bound
+# and meet siw's accept race in single mode) runs alone in multi mode.
+# Documentation/testing.rst, "How many guest runs at a time", has the
+# measurements.
 if [ "$ZCNET_FLAVOUR" = debug ]; then
   GUEST_JOBS=${ZCNET_GUEST_JOBS:-1}
 else
@@ -229,20 +222,17 @@ guest_done() {
 # mode when more than one may run), a --solo run alone in multi mode.
 run_guests() {
   local -A running=()
-  local job pid mode thread
+  local job pid mode thread limit
   # reap: the next run to finish, counted.
   reap() { wait -n -p pid "${!running[@]}"; guest_done "${running[$pid]}"; unset "running[$pid]"; }
   for job in "${QUEUE[@]}"; do
     eval "set -- $job"
     mode=$1; shift
-    if [ "$mode" = solo ] || [ "$GUEST_JOBS" = 1 ]; then
-      while [ ${#running[@]} -gt 0 ]; do reap; done
-      thread=${ZCNET_TCG_THREAD:-multi}
-    else
-      while [ ${#running[@]} -ge "$GUEST_JOBS" ]; do reap; done
-      thread=${ZCNET_TCG_THREAD:-single}
-    fi
-    ZCNET_TCG_THREAD=$thread guest_run "$@" &
+    limit=$GUEST_JOBS thread=single
+    [ "$mode" = solo ] && limit=1
+    [ "$limit" = 1 ] && thread=multi
+    while [ ${#running[@]} -ge "$limit" ]; do reap; done
+    ZCNET_TCG_THREAD=${ZCNET_TCG_THREAD:-$thread} guest_run "$@" &
     running[$!]="$1-$2"
     [ "$mode" = solo ] && reap
   done
