@@ -36,7 +36,10 @@
 # Exit status: the script's, or 1 when the guest log shows a kernel report
 # (Oops, BUG, WARNING, KASAN, lockdep, hung task, soft lockup, ...: see
 # SPLAT_RE in scripts/lib.sh), 124 on timeout, 125 when the guest died
-# without reporting a status.
+# without reporting a status. An oops ends the guest at once (oops=panic,
+# then QEMU exits): a run that has met one has failed, and waiting out its
+# time bound only delays the report (a kernel BUG in a worker had left a
+# guest hung for the whole 1500 s of zcddp's bound).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -52,7 +55,7 @@ while [ $# -gt 0 ]; do
     --kdir) kdir=$2; shift 2 ;;
     --wire) wire=$2; shift 2 ;;
     -v) verbose=1; shift ;;
-    -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
     --) shift; break ;;
     -*) die "run-guest: unknown option $1" ;;
     *) break ;;
@@ -180,7 +183,7 @@ start_guest() {
   ${netns:+ip netns exec "$netns"} qemu-system-x86_64 $accel_opt $bios_opt -smp "$cpus" -m "$mem" \
     -display none -monitor none -no-reboot -serial "file:$glog" \
     -kernel "$bz" \
-    -append "console=ttyS0 root=/dev/root rootfstype=9p rootflags=$rootflags ro init=$ZCNET_ROOT/scripts/guest-init.sh panic=-1 loglevel=6 hung_task_panic=0 zcnet.role=$role $kargs" \
+    -append "console=ttyS0 root=/dev/root rootfstype=9p rootflags=$rootflags ro init=$ZCNET_ROOT/scripts/guest-init.sh oops=panic panic=-1 loglevel=6 hung_task_panic=0 zcnet.role=$role $kargs" \
     -fsdev "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap" \
     -device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
     -fsdev "local,id=out,path=$out,security_model=none" \

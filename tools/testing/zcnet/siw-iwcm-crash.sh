@@ -1,12 +1,14 @@
 #!/bin/bash
 # siw-iwcm-crash.sh: reproduces an upstream soft-iWARP / iWARP CM crash,
-# by hand, in a guest of its own (an oops; the run fails on it):
+# by hand, in a guest of its own (an oops: the guest ends at it, oops=panic,
+# and the run fails on the report):
 #
 #   scripts/run-guest.sh --topo veth --timeout 120 --log out/iwcm.log \
 #     tools/testing/zcnet/siw-iwcm-crash.sh
 #
-# Unmodified rping listens on siw in namespace b as a peer-to-peer responder
-# (rping -s -P). A plain TCP client in a -- no zcddp module loaded, no
+# Unmodified rping listens on siw in namespace b (rping -s -P, a persistent
+# server); siw answers as a peer-to-peer responder since the Request asks
+# for it. A plain TCP client in a -- no zcddp module loaded, no
 # RDMA stack on its side -- sends an MPA revision 2 Request with enhanced
 # connection data (peer-to-peer, IRD/ORD 1, a Send RTR offered), reads
 # siw's Reply, and resets the connection (SO_LINGER 0) before sending the
@@ -15,7 +17,8 @@
 # (kernel BUG at drivers/infiniband/core/iwcm.c:966, Linux 7.2.12; seen
 # 2026-11-26). A normal close (FIN) at the same point did not crash it.
 # Any host that can reach a siw listener can do this (the oops kills the
-# CM's worker; the guest's runner then fails the run on the report).
+# CM's worker; the guest's runner then fails the run on the report). The
+# last lines below print only on a kernel that survives it.
 # zcddp.sh skips the
 # case of its own that met it ("siw has no Send RTR": zcddp refuses siw's
 # Reply and ends the connection).

@@ -432,15 +432,19 @@ if modprobe -a siw rdma_ucm 2>/dev/null &&
     t_expect "  siw answered revision 2, CRC $([ -n "$crc" ] && echo on || echo off)" "2 $([ -n "$crc" ] && echo 1 || echo 0)" \
       "$(field /tmp/za rev) $(field /tmp/za crc)"
   done
-  # siw waiting for an RTR takes sk_callback_lock with and without BHs
-  # off (siw_rtr_data_ready, siw_qp_llp_data_ready): lockdep reports it on
-  # the debug kernel, whoever the peer is; siw's bug, not exercised there.
-  if [ "${ZCNET_FLAVOUR:-default}" = debug ]; then
-    t_skip "zcddp initiator, peer-to-peer, to siw: Write RTR" "siw's own lockdep report on the debug kernel"
-  else
-    ip netns exec a timeout $((20 * TS)) zcddp-mpa -c -a "$ZC_IP_B" -p $PORT --p2p write,send --hold 200 > /tmp/za 2>&1
-    t_expect "zcddp initiator, peer-to-peer, to siw: Write RTR (2)" "ok 2" "$(outcome /tmp/za) $(field /tmp/za rtr)"
-  fi
+  # Not run against siw either: siw as a peer-to-peer responder sends its
+  # Reply before it hooks the socket for the RTR (siw_accept calls
+  # siw_send_mpareqrep, then siw_sk_assign_rtr_upcalls), and in between
+  # its data_ready drops the wake-up of anything that arrives in RDMA mode.
+  # An RTR that lands in that window stays unread until more data comes;
+  # a peer that sends nothing more and closes makes siw report the close
+  # to a CM that never saw the connection established: the same
+  # iwcm.c:966 BUG as below (make check on CI, 2026-11-28, in this case).
+  # Our RTR Write is checked byte for byte against the RFC-built peer
+  # above, and zcddp to zcddp. (On the debug kernel siw's RTR wait also
+  # gets a lockdep report of its own, sk_callback_lock with and without
+  # BHs off.)
+  t_skip "zcddp initiator, peer-to-peer, to siw: Write RTR" "siw may miss an early RTR, then its close hits iwcm.c:966 BUG (upstream)"
   ip netns exec a timeout $((20 * TS)) zcddp-mpa -c -a "$ZC_IP_B" -p $PORT --markers > /tmp/za 2>&1
   t_expect "siw rejects markers: ECONNREFUSED" ECONNREFUSED "$(outcome /tmp/za)"
   # Not run against siw: zcddp refuses siw's reply (siw offers no Send

@@ -420,10 +420,13 @@ echo "# flood: ${D[sent]} frames in ${D[flood_ms]} ms; max slots_in_use ${D[max_
 seen=${D[rx_ipv4_fragments]:-0}
 # Most of the flood must reach the device, or the bounds below prove little.
 # A debug kernel's receiver falls behind the sender (KASAN on every access)
-# and the device drops what finds its ring empty: 12127 of 20000 seen on the
-# native front end there; half is asked of it.
+# and the device drops what finds its ring empty: on the native front end
+# there 12127 of 20000 were seen on 2026-11-25 and 9712 on 2026-11-28, in a
+# slower hour. Three tenths are asked of it: the checks below that the
+# slots ran out (rx_no_slot) and that the normal reassembly filled up show
+# the pressure directly.
 tenths=9
-[ "${ZCNET_FLAVOUR:-default}" = debug ] && tenths=5
+[ "${ZCNET_FLAVOUR:-default}" = debug ] && tenths=3
 [ "$seen" -ge $((${D[sent]:-0} * tenths / 10)) ] && t_ok "flood: zf0 saw the fragments ($seen of ${D[sent]})" || t_fail "flood: zf0 saw the fragments" "$seen of ${D[sent]}"
 t_expect "flood: each first fragment took a slot or was counted rx_no_slot" "$seen" $(( ${D[zc_potential]:-0} + ${D[rx_no_slot]:-0} ))
 ge "flood: more flows than slots (rx_no_slot)" 1 rx_no_slot
