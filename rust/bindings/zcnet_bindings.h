@@ -29,6 +29,7 @@
 #include "../helpers/page.h"
 #include "../helpers/page_reuse.h"
 #include "../helpers/page_skb.h"
+#include "../helpers/page_stash.h"
 #include "../helpers/pageref.h"
 #include "../helpers/rtnl.h"
 #include "../helpers/skbuff.h"

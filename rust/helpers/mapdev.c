@@ -19,6 +19,7 @@
 #include <net/net_namespace.h>
 
 #include "mapdev.h"
+#include "page_stash.h"
 
 struct zcnet_mapdev_file {
 	struct file *file;
@@ -307,15 +308,16 @@ static void zcnet_mapdev_flush(struct zcnet_mapdev_batch *b)
 	struct mm_struct *mm = current->mm;
 	struct zcnet_mapdev_file *f, *now;
 	struct vm_area_struct *vma;
-	unsigned long i, idx;
+	unsigned long idx;
 
 	if (!b->n)
 		return;
 	f = b->dfile->private_data;
-	/* Out of every mapping first: no mapping may point at a freed page. */
+	/* Out of every mapping first: no mapping may point at a freed page.
+	 * Then back to the receive side's stash (or freed): a page nobody
+	 * else holds may take a later packet's payload. */
 	zcnet_helper_mapdev_zap(f, b->idx, b->n);
-	for (i = 0; i < b->n; i++)
-		put_page(b->old[i]);
+	zcnet_page_give_back(b->old, b->n);
 	/* The new pages, for the installing task at once (no read fault),
 	 * where the mapping is still the one the installs went through. */
 	mmap_read_lock(mm);

@@ -24,12 +24,25 @@ unsafe impl Send for RxPage {}
 /// Bytes in an [`RxPage`]: the kernel's page size.
 pub use kernel::page::PAGE_SIZE;
 
+/// Where [`PageRing::get`] found a page.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum PageFrom {
+    /// The ring's own, which the stack had let go of.
+    Reused,
+    /// The module's stash: a page given back (a region page zcsock replaced
+    /// with a received one).
+    Stash,
+    /// The page allocator.
+    New,
+}
+
 /// Receive pages handed out again once their last user let go of them: the
 /// ring keeps a reference on up to `N` pages; [`PageRing::get`] looks at the
 /// next one and reuses it if that reference is the only one left (the stack
-/// freed the packet), or else lets it go and allocates a fresh page in its
-/// place. A page someone keeps (a socket's queue, a remapping) is never
-/// reused. Not synchronised: the caller serialises (a lock or one context).
+/// freed the packet), or else lets it go and takes a page from the module's
+/// stash ([`stash_take`]) or the allocator in its place. A page someone keeps
+/// (a socket's queue, a remapping) is never reused. Not synchronised: the
+/// caller serialises (a lock or one context).
 ///
 /// # Invariants
 ///
@@ -52,9 +65,9 @@ impl<const N: usize> PageRing<N> {
         }
     }
 
-    /// A page for new payload, and whether it was a reused one; `None` when
-    /// memory is short.
-    pub fn get(&mut self) -> Option<(RxPage, bool)> {
+    /// A page for new payload, and where it came from; `None` when memory
+    /// is short.
+    pub fn get(&mut self) -> Option<(RxPage, PageFrom)> {
         let i = self.next % N.max(1);
         self.next = i + 1;
         let slot = self.pages.get_mut(i)?;
@@ -67,14 +80,17 @@ impl<const N: usize> PageRing<N> {
                     // page holds a new one. Nobody else holds any, so nobody
                     // reads what is written into it now.
                     ext::zcnet_helper_get_page(p);
-                    return Some((RxPage(NonNull::new_unchecked(p)), true));
+                    return Some((RxPage(NonNull::new_unchecked(p)), PageFrom::Reused));
                 }
                 // Still in use: let it go (its last user frees it).
                 ext::zcnet_helper_put_page(p);
             }
             *slot = core::ptr::null_mut();
         }
-        let page = RxPage::alloc()?;
+        let (page, from) = match stash_take() {
+            Some(p) => (p, PageFrom::Stash),
+            None => (RxPage::alloc()?, PageFrom::New),
+        };
         let q = page.0.as_ptr();
         // SAFETY: `page` holds a reference to `q`, a fresh lowmem page.
         // INVARIANT: the ring takes a reference of its own.
@@ -84,7 +100,35 @@ impl<const N: usize> PageRing<N> {
                 *slot = q;
             }
         }
-        Some((page, false))
+        Some((page, from))
+    }
+}
+
+/// A page from the module's stash of given-back pages
+/// (`rust/helpers/page_stash.h`), or `None` when it is empty.
+pub fn stash_take() -> Option<RxPage> {
+    // SAFETY: The helper returns a page whose one reference passes to us (a
+    // lowmem page nobody else holds: the stash keeps no other kind), or null.
+    NonNull::new(unsafe { ext::zcnet_helper_stash_take() }).map(RxPage)
+}
+
+/// Gives `page` to the module's stash, which keeps it when nobody else holds
+/// it and there is room, or else lets it go (zcsock gives through zcfrag's
+/// export, `zcfrag_stash_give`).
+pub fn stash_give(page: RxPage) {
+    // SAFETY: The page's one reference passes to the helper; an `RxPage` is
+    // in no mapping (the kernel's linear map aside).
+    unsafe { ext::zcnet_helper_stash_give(page.into_raw()) };
+}
+
+/// Frees the module's stash when dropped: the module holds one, after the
+/// devices whose rings take from it.
+pub struct StashDrain;
+
+impl Drop for StashDrain {
+    fn drop(&mut self) {
+        // SAFETY: Only puts the references the stash holds.
+        unsafe { ext::zcnet_helper_stash_drain() };
     }
 }
 

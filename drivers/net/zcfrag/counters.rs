@@ -72,6 +72,7 @@ crate::zcnet::counters::counter_table! {
     RX_EMPTY_FRAGMENTS = "rx_empty_fragments",
     RX_PAGES_NEW = "rx_pages_new",
     RX_PAGES_REUSED = "rx_pages_reused",
+    RX_PAGES_STASHED = "rx_pages_stashed",
     RX_VLAN_TAGGED = "rx_vlan_tagged",
     RX_NOT_LOCAL = "rx_not_local",
     ZC_REFUSED = "zc_refused",

@@ -12,7 +12,7 @@ use crate::wire::ipv4;
 use crate::wire::spec::{Admission, Engine, Miss, This};
 use crate::zcnet::bh::now_ns;
 use crate::zcnet::netdev::NetDevice;
-use crate::zcnet::page::{PageRing, RxPage, PAGE_SIZE};
+use crate::zcnet::page::{PageFrom, PageRing, RxPage, PAGE_SIZE};
 use crate::zcnet::skbuff::{SkBuff, SkbChain};
 use crate::zcnet::stacked::Rx;
 use crate::{ETH_HLEN, HDR_ROOM, MAX_HELD, PAGE_RING, SLOTS};
@@ -275,11 +275,11 @@ impl ZcFrag {
                 _ => {}
             }
             if sb.page.is_none() {
-                sb.page = rst.pages.get().map(|(page, reused)| {
-                    self.counters.inc(if reused {
-                        c::RX_PAGES_REUSED
-                    } else {
-                        c::RX_PAGES_NEW
+                sb.page = rst.pages.get().map(|(page, from)| {
+                    self.counters.inc(match from {
+                        PageFrom::Reused => c::RX_PAGES_REUSED,
+                        PageFrom::Stash => c::RX_PAGES_STASHED,
+                        PageFrom::New => c::RX_PAGES_NEW,
                     });
                     page
                 });

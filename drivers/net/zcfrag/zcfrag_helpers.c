@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * This module's copy of the zcnet C helpers its layer files call
- * (rust/helpers/): bh.rs bh.c; netdev.rs netdev.c; page.rs page.c and
- * page_reuse.c; skbuff.rs skbuff.c, tx_frag.c, tx_gso.c and page_skb.c; stacked.rs
+ * (rust/helpers/): bh.rs bh.c; netdev.rs netdev.c; page.rs page.c,
+ * page_reuse.c and page_stash.c; skbuff.rs skbuff.c, tx_frag.c, tx_gso.c and page_skb.c; stacked.rs
  * rtnl.c and timer.c besides;
  * percpu.rs percpu.c; vnet.rs vnet.c.
  */
@@ -11,6 +11,7 @@
 #include "../../../rust/helpers/page.c"
 #include "../../../rust/helpers/percpu.c"
 #include "../../../rust/helpers/page_reuse.c"
+#include "../../../rust/helpers/page_stash.c"
 #include "../../../rust/helpers/page_skb.c"
 #include "../../../rust/helpers/rtnl.c"
 #include "../../../rust/helpers/skbuff.c"
@@ -18,3 +19,12 @@
 #include "../../../rust/helpers/tx_frag.c"
 #include "../../../rust/helpers/tx_gso.c"
 #include "../../../rust/helpers/vnet.c"
+
+#include <linux/export.h>
+
+/* The stash's door for zcsock's replaced region pages (page_stash.h). */
+void zcfrag_stash_give(struct page *page)
+{
+	zcnet_helper_stash_give(page);
+}
+EXPORT_SYMBOL_GPL(zcfrag_stash_give);

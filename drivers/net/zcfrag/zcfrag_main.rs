@@ -104,6 +104,8 @@ struct Module {
     #[pin]
     kind: stacked::Registration<ZcFrag>,
     native: zcnet::vnet::Registration<native::Native>,
+    /// Dropped last, after every device whose rings take from the stash.
+    stash: zcnet::page::StashDrain,
 }
 
 impl kernel::InPlaceModule for Module {
@@ -115,6 +117,7 @@ impl kernel::InPlaceModule for Module {
         try_pin_init!(Self {
             kind <- stacked::Registration::register(),
             native: zcnet::vnet::Registration::register()?,
+            stash: zcnet::page::StashDrain,
         })
     }
 }

@@ -259,11 +259,20 @@ if insmod "$(ko zcfrag)"; then
   # test-time budget (2026-11-27).
   mib=256
   [ "$ZCNET_TOPO" = veth ] && mib=64
+  st0=$(zfs rx_pages_stashed) nw0=$(zfs rx_pages_new)
   remap "zcfrag, $mib MiB" "$ZC_IP_B" $((mib * 16)) 16
   echo "# receiver: $RM_RX"
   t_expect "zcfrag: every received byte remapped or copied" $((mib << 20)) \
     "$(( $(field "$RM_RX" rx_pages_remapped) * 4096 + $(field "$RM_RX" rx_bytes_copied) ))"
   pages_ok "zcfrag: ZcsockRxPagesRemapped is every page zcfrag delivered, only what it delivered otherwise copied" $((mib * 256))
+  # The pool: each remapped page keeps its ring slot's page, and the region
+  # page it replaced goes to zcfrag's stash, where the ring takes its next
+  # page instead of allocating one (the receiver's ring, rx_pages_stashed
+  # against rx_pages_new).
+  rm=$(field "$RM_RX" rx_pages_remapped) st=$(( $(zfs rx_pages_stashed) - st0 )) nw=$(( $(zfs rx_pages_new) - nw0 ))
+  echo "# zf1's train pages: $st from the stash, $nw allocated, for $rm pages remapped"
+  [ $(( st * 10 )) -ge $(( rm * 9 )) ] && t_ok "zcfrag: the replaced region pages came back to zf1's ring ($st from the stash for $rm remapped, $nw allocated)" ||
+    t_fail "zcfrag: the replaced region pages came back to zf1's ring" "$st from the stash for $rm remapped, $nw allocated"
   # The same with a sender the window holds back all along.
   marks
   remap "zcfrag, 16 MiB, 128 KiB receive buffer" "$ZC_IP_B" 1024 4 131072

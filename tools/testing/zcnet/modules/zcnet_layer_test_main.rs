@@ -43,7 +43,9 @@ impl kernel::Module for LayerTest {
 mod tests {
     use super::wire::{ipv4, spec};
     use super::zcnet::counters::Counters;
-    use super::zcnet::page::{PageRing, PAGE_SIZE};
+    use super::zcnet::page::{
+        stash_give, stash_take, PageFrom, PageRing, RxPage, StashDrain, PAGE_SIZE,
+    };
     use super::zcnet::percpu::PerCpuCounters;
     use super::zcnet::text::TextBuf;
     use core::fmt::Write;
@@ -86,19 +88,37 @@ mod tests {
     #[test]
     fn page_ring_reuses_a_page_only_when_nobody_else_holds_it() {
         let mut r = PageRing::<2>::new();
-        let (a, reused) = r.get().expect("a page");
-        assert!(!reused);
+        let (a, from) = r.get().expect("a page");
+        assert_eq!(from, PageFrom::New);
         drop(a); // the stack let go of it: only the ring's reference is left
-        let (b, reused) = r.get().expect("a page");
-        assert!(!reused);
+        let (b, from) = r.get().expect("a page");
+        assert_eq!(from, PageFrom::New);
         // Back at the first slot: reused.
-        let (a2, reused) = r.get().expect("a page");
-        assert!(reused);
+        let (a2, from) = r.get().expect("a page");
+        assert_eq!(from, PageFrom::Reused);
         // `b` is still held: its slot gives a fresh page instead.
-        let (_b2, reused) = r.get().expect("a page");
-        assert!(!reused);
+        let (_b2, from) = r.get().expect("a page");
+        assert_eq!(from, PageFrom::New);
         drop(a2);
         drop(b);
+    }
+
+    #[test]
+    fn the_stash_keeps_only_pages_nobody_else_holds() {
+        let _drain = StashDrain;
+        // A page only the giver holds: kept, and the ring takes it before
+        // allocating.
+        let p = RxPage::alloc().expect("a page");
+        let raw = p.as_raw();
+        stash_give(p);
+        let mut r = PageRing::<1>::new();
+        let (q, from) = r.get().expect("a page");
+        assert_eq!(from, PageFrom::Stash);
+        assert!(core::ptr::eq(q.as_raw(), raw));
+        assert!(stash_take().is_none());
+        // A page someone else still holds (the ring, here): not kept.
+        stash_give(q);
+        assert!(stash_take().is_none());
     }
 
     #[test]

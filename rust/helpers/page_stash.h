@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The receive page stash (page_stash.c, in zcfrag) and its giver
+ * (page_give.c, in zcsock): the paper's page pool (speculative
+ * defragmentation, §3.2.1). When zcsock remaps a received page into a
+ * region, the region page it replaces goes back to the receive side instead
+ * of the page allocator, and zcfrag's receive rings (PageRing in
+ * rust/zcnet/page.rs) take it before allocating a new page.
+ */
+#ifndef ZCNET_HELPERS_PAGE_STASH_H
+#define ZCNET_HELPERS_PAGE_STASH_H
+
+#include <linux/types.h>
+
+struct page;
+
+/* Pages the stash holds at most (1 MiB of 4 KiB pages); beyond, a given
+ * page is freed. */
+#define ZCNET_STASH_PAGES 256
+
+/*
+ * Takes the caller's reference to `page`, keeping it when
+ * the page may take new data (page_reuse.h: nobody else holds it, not from
+ * the emergency reserves, this node's; and a lowmem page) and the stash has
+ * room; otherwise puts it. The page must be in no mapping, not even one
+ * that holds no reference (a PFN mapping: zap it first). Any context but
+ * hard interrupts.
+ */
+void zcnet_helper_stash_give(struct page *page);
+/* The same, zcfrag's export (zcfrag_helpers.c) that zcnet_page_give_back()
+ * looks up. */
+void zcfrag_stash_give(struct page *page);
+
+/* A stashed page, its reference now the caller's; NULL when the stash is
+ * empty. Any context but hard interrupts. */
+struct page *zcnet_helper_stash_take(void);
+
+/* Puts every stashed page (zcfrag's unload, after its devices are gone). */
+void zcnet_helper_stash_drain(void);
+
+/*
+ * Hands pages[0..n) (the caller's references, pages in no mapping) to
+ * zcfrag's stash when zcfrag is loaded (found with symbol_get, so that
+ * zcsock needs no zcfrag), or puts them. Any context but hard interrupts.
+ */
+void zcnet_page_give_back(struct page **pages, unsigned long n);
+
+#endif /* ZCNET_HELPERS_PAGE_STASH_H */
