@@ -7,7 +7,7 @@
 
 void zcnet_page_give_back(struct page **pages, unsigned long n)
 {
-	void (*give)(struct page *page);
+	void (*give)(struct page **pages, unsigned long n);
 	unsigned long i;
 
 	if (!n)
@@ -15,12 +15,11 @@ void zcnet_page_give_back(struct page **pages, unsigned long n)
 	/* A reference on zcfrag while it is used: zcfrag cannot unload
 	 * meanwhile, and once it is unloading none is given. */
 	give = symbol_get(zcfrag_stash_give);
-	for (i = 0; i < n; i++) {
-		if (give)
-			give(pages[i]);
-		else
-			put_page(pages[i]);
-	}
-	if (give)
+	if (give) {
+		give(pages, n);
 		symbol_put(zcfrag_stash_give);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		put_page(pages[i]);
 }

@@ -3,9 +3,10 @@
  * The receive page stash (see page_stash.h): one for the module that
  * includes this file (zcfrag, which exports zcnet_helper_stash_give() as
  * zcfrag_stash_give() in zcfrag_helpers.c). A bounded array under a spin
- * lock: givers are in process context (a zcsock receive), takers in NAPI polls and receive handlers (softirq) and
- * in process context (a device's open), so interrupts are kept off while
- * it is held, which also serves a taker that has them off already.
+ * lock: givers are in process context (a zcsock receive), takers in NAPI
+ * polls and receive handlers (softirq) and in process context (a device's
+ * open), so interrupts are kept off while it is held, which also serves a
+ * taker that has them off already.
  */
 #include <linux/mm.h>
 #include <linux/spinlock.h>
@@ -17,21 +18,23 @@ static DEFINE_SPINLOCK(zcnet_stash_lock);
 static struct page *zcnet_stash[ZCNET_STASH_PAGES];
 static unsigned int zcnet_stash_n;
 
-void zcnet_helper_stash_give(struct page *page)
+void zcnet_helper_stash_give(struct page **pages, unsigned long n)
 {
-	unsigned long flags;
+	unsigned long flags, i;
 
-	if (!PageHighMem(page) && zcnet_helper_page_reusable(page)) {
-		spin_lock_irqsave(&zcnet_stash_lock, flags);
-		if (zcnet_stash_n < ZCNET_STASH_PAGES) {
-			zcnet_stash[zcnet_stash_n] = page;
-			WRITE_ONCE(zcnet_stash_n, zcnet_stash_n + 1);
-			page = NULL;
-		}
-		spin_unlock_irqrestore(&zcnet_stash_lock, flags);
+	/* One lock for the batch: the pages kept leave the array. */
+	spin_lock_irqsave(&zcnet_stash_lock, flags);
+	for (i = 0; i < n && zcnet_stash_n < ZCNET_STASH_PAGES; i++) {
+		if (PageHighMem(pages[i]) || !zcnet_helper_page_reusable(pages[i]))
+			continue;
+		zcnet_stash[zcnet_stash_n] = pages[i];
+		WRITE_ONCE(zcnet_stash_n, zcnet_stash_n + 1);
+		pages[i] = NULL;
 	}
-	if (page)
-		put_page(page);
+	spin_unlock_irqrestore(&zcnet_stash_lock, flags);
+	for (i = 0; i < n; i++)
+		if (pages[i])
+			put_page(pages[i]);
 }
 
 struct page *zcnet_helper_stash_take(void)

@@ -19,17 +19,18 @@ struct page;
 #define ZCNET_STASH_PAGES 256
 
 /*
- * Takes the caller's reference to `page`, keeping it when
- * the page may take new data (page_reuse.h: nobody else holds it, not from
- * the emergency reserves, this node's; and a lowmem page) and the stash has
- * room; otherwise puts it. The page must be in no mapping, not even one
- * that holds no reference (a PFN mapping: zap it first). Any context but
- * hard interrupts.
+ * Takes the caller's references to pages[0..n), keeping each page that may
+ * take new data (page_reuse.h: nobody else holds it, not from the emergency
+ * reserves, this node's; and a lowmem page) while the stash has room, and
+ * putting the others; the entries of the pages kept become NULL. The pages
+ * must be in no mapping, not even one that holds no reference (a PFN
+ * mapping: zap it first). Any context but hard interrupts; one lock for the
+ * batch.
  */
-void zcnet_helper_stash_give(struct page *page);
+void zcnet_helper_stash_give(struct page **pages, unsigned long n);
 /* The same, zcfrag's export (zcfrag_helpers.c) that zcnet_page_give_back()
  * looks up. */
-void zcfrag_stash_give(struct page *page);
+void zcfrag_stash_give(struct page **pages, unsigned long n);
 
 /* A stashed page, its reference now the caller's; NULL when the stash is
  * empty. Any context but hard interrupts. */

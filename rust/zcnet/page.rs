@@ -92,8 +92,9 @@ impl<const N: usize> PageRing<N> {
             None => (RxPage::alloc()?, PageFrom::New),
         };
         let q = page.0.as_ptr();
-        // SAFETY: `page` holds a reference to `q`, a fresh lowmem page.
         // INVARIANT: the ring takes a reference of its own.
+        // SAFETY: `page` holds a reference to `q`, a lowmem page (fresh, or
+        // from the stash, which keeps only pages nobody else holds).
         unsafe {
             if ext::zcnet_helper_page_reusable(q) {
                 ext::zcnet_helper_get_page(q);
@@ -116,9 +117,10 @@ pub fn stash_take() -> Option<RxPage> {
 /// it and there is room, or else lets it go (zcsock gives through zcfrag's
 /// export, `zcfrag_stash_give`).
 pub fn stash_give(page: RxPage) {
+    let mut one = [page.into_raw()];
     // SAFETY: The page's one reference passes to the helper; an `RxPage` is
     // in no mapping (the kernel's linear map aside).
-    unsafe { ext::zcnet_helper_stash_give(page.into_raw()) };
+    unsafe { ext::zcnet_helper_stash_give(one.as_mut_ptr(), 1) };
 }
 
 /// Frees the module's stash when dropped: the module holds one, after the

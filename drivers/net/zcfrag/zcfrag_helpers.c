@@ -6,6 +6,8 @@
  * rtnl.c and timer.c besides;
  * percpu.rs percpu.c; vnet.rs vnet.c.
  */
+#include <linux/export.h>
+
 #include "../../../rust/helpers/bh.c"
 #include "../../../rust/helpers/netdev.c"
 #include "../../../rust/helpers/page.c"
@@ -20,11 +22,9 @@
 #include "../../../rust/helpers/tx_gso.c"
 #include "../../../rust/helpers/vnet.c"
 
-#include <linux/export.h>
-
 /* The stash's door for zcsock's replaced region pages (page_stash.h). */
-void zcfrag_stash_give(struct page *page)
+void zcfrag_stash_give(struct page **pages, unsigned long n)
 {
-	zcnet_helper_stash_give(page);
+	zcnet_helper_stash_give(pages, n);
 }
 EXPORT_SYMBOL_GPL(zcfrag_stash_give);
