@@ -3,20 +3,22 @@
 kernel function, from the zcinsn plugin's dumps
 (tools/qemu-plugin/zcinsn.c).
 
-  scripts/insn-report.py [--per N] LOG [TOP]
+  scripts/insn-report.py [--per N] [--widest] LOG [TOP]
 
 LOG is the guest console log of a run that printed "# insn-K: BUILD OP
-SIZE UNITS" for each dump (tools/testing/zcnet/bench-ddp-ab.sh or
-bench-native.sh with MARK=1, the guest booted with ZCNET_INSN_DIR=DIR);
-the dumps are read from DIR/a/insn-K.txt (DIR from the environment,
-out/insn by default) and the symbols from LOG.artifacts/kallsyms-K. UNITS
-are the run's iterations (bench-ddp-ab.sh) or bytes received
-(bench-native.sh). For each BUILD OP SIZE, the difference of the dumps of
-its two longest runs over the difference of their units is the cost of one
-unit without the start-up (--per N: of N units; --per 4096, a page of a
-stream): instructions in user space, in the kernel, and the TOP kernel
-functions (default 40) side by side for every build, with the difference
-to the first build.
+SIZE UNITS" for each dump (tools/testing/zcnet/bench-ddp-ab.sh,
+bench-native.sh or bench-zcsock.sh with MARK=1, the guest booted with
+ZCNET_INSN_DIR=DIR); the dumps are read from DIR/a/insn-K.txt (DIR from
+the environment, out/insn by default) and the symbols from
+LOG.artifacts/kallsyms-K. UNITS are the run's iterations
+(bench-ddp-ab.sh) or bytes received (the stream benchmarks). For each
+BUILD OP SIZE, the difference of the dumps of its two longest runs over
+the difference of their units is the cost of one unit without the
+start-up (--per N: of N units; --per 4096, a page of a stream; --widest:
+of its shortest and longest runs instead, for streams whose rate wanders,
+where two long runs can move about as many bytes): instructions in user
+space, in the kernel, and the TOP kernel functions (default 40) side by
+side for every build, with the difference to the first build.
 """
 import bisect
 import collections
@@ -101,9 +103,16 @@ def load_dump(path, addrs, names):
 def main():
     args = sys.argv[1:]
     per = 1
-    if args[:1] == ["--per"] and len(args) > 1:
-        per = int(args[1])
-        args = args[2:]
+    widest = False
+    while args[:1] in (["--per"], ["--widest"]):
+        if args[0] == "--widest":
+            widest = True
+            args = args[1:]
+        elif len(args) > 1:
+            per = int(args[1])
+            args = args[2:]
+        else:
+            break
     if not args:
         sys.exit(__doc__)
     log = args[0]
@@ -119,7 +128,7 @@ def main():
         lst.sort()
         if len(lst) < 2:
             continue
-        (n1, k1), (n2, k2) = lst[-2], lst[-1]
+        (n1, k1), (n2, k2) = (lst[0] if widest else lst[-2]), lst[-1]
         t1, u1, s1, b1, k1, bl1 = load_dump(os.path.join(d, "insn-%s.txt" % k1),
                                *load_syms("%s.artifacts/kallsyms-%s" % (log, k1)))
         t2, u2, s2, b2, k2, bl2 = load_dump(os.path.join(d, "insn-%s.txt" % k2),

@@ -247,14 +247,24 @@ static struct miscdevice zcnet_mapdev_misc = {
 
 int zcnet_helper_mapdev_register(const char *name, const struct zcnet_mapdev_ops *ops)
 {
+	int err;
+
 	zcnet_mapdev_ops = ops;
 	zcnet_mapdev_misc.name = name;
-	return misc_register(&zcnet_mapdev_misc);
+	/* Where the replaced pages go (zcnet_mapdev_flush()). */
+	err = zcnet_page_give_init();
+	if (err)
+		return err;
+	err = misc_register(&zcnet_mapdev_misc);
+	if (err)
+		zcnet_page_give_exit();
+	return err;
 }
 
 void zcnet_helper_mapdev_unregister(void)
 {
 	misc_deregister(&zcnet_mapdev_misc);
+	zcnet_page_give_exit();
 }
 
 void zcnet_helper_mapdev_zap(void *map, unsigned long idx, unsigned long n)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The receive page stash (see page_stash.h): one for the module that
- * includes this file (zcfrag, which exports zcnet_helper_stash_give() as
- * zcfrag_stash_give() in zcfrag_helpers.c). A bounded array under a spin
+ * includes this file (zcfrag, which exports zcnet_helper_stash_give() through
+ * zcfrag_stash_door in zcfrag_helpers.c). A bounded array under a spin
  * lock: givers are in process context (a zcsock receive), takers in NAPI
  * polls and receive handlers (softirq) and in process context (a device's
  * open), so interrupts are kept off while it is held, which also serves a

@@ -28,9 +28,14 @@ struct page;
  * batch.
  */
 void zcnet_helper_stash_give(struct page **pages, unsigned long n);
-/* The same, zcfrag's export (zcfrag_helpers.c) that zcnet_page_give_back()
- * looks up. */
-void zcfrag_stash_give(struct page **pages, unsigned long n);
+
+/* The stash's door: zcfrag's export (zcfrag_helpers.c), which
+ * zcnet_page_give_back() looks up; give is zcnet_helper_stash_give(). */
+struct zcnet_stash_door {
+	struct module *owner;
+	void (*give)(struct page **pages, unsigned long n);
+};
+extern const struct zcnet_stash_door zcfrag_stash_door;
 
 /* A stashed page, its reference now the caller's; NULL when the stash is
  * empty. Any context but hard interrupts. */
@@ -41,9 +46,14 @@ void zcnet_helper_stash_drain(void);
 
 /*
  * Hands pages[0..n) (the caller's references, pages in no mapping) to
- * zcfrag's stash when zcfrag is loaded (found with symbol_get, so that
- * zcsock needs no zcfrag), or puts them. Any context but hard interrupts.
+ * zcfrag's stash when zcfrag is loaded (its door found with symbol_get, so
+ * that zcsock needs no zcfrag, and kept: page_give.c), or puts them. Any
+ * context but hard interrupts.
  */
 void zcnet_page_give_back(struct page **pages, unsigned long n);
+/* The module notifier that keeps the kept door current, from the module's
+ * init (before any give) to its exit (after the last). */
+int zcnet_page_give_init(void);
+void zcnet_page_give_exit(void);
 
 #endif /* ZCNET_HELPERS_PAGE_STASH_H */

@@ -115,7 +115,7 @@ pub fn stash_take() -> Option<RxPage> {
 
 /// Gives `page` to the module's stash, which keeps it when nobody else holds
 /// it and there is room, or else lets it go (zcsock gives through zcfrag's
-/// export, `zcfrag_stash_give`).
+/// export, `zcfrag_stash_door`).
 pub fn stash_give(page: RxPage) {
     let mut one = [page.into_raw()];
     // SAFETY: The page's one reference passes to the helper; an `RxPage` is

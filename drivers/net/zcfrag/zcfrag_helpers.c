@@ -23,8 +23,8 @@
 #include "../../../rust/helpers/vnet.c"
 
 /* The stash's door for zcsock's replaced region pages (page_stash.h). */
-void zcfrag_stash_give(struct page **pages, unsigned long n)
-{
-	zcnet_helper_stash_give(pages, n);
-}
-EXPORT_SYMBOL_GPL(zcfrag_stash_give);
+const struct zcnet_stash_door zcfrag_stash_door = {
+	.owner = THIS_MODULE,
+	.give = zcnet_helper_stash_give,
+};
+EXPORT_SYMBOL_GPL(zcfrag_stash_door);
