@@ -92,7 +92,7 @@ bench-native: setup modules tools
 		$(ROOT)/tools/testing/zcnet/bench-native.sh $(foreach v,ZCBENCH_SECONDS ZCBENCH_REPEAT ZCBENCH_WRITE,$(if $($(v)),$(v)=$($(v))))
 
 bench-ddp: setup modules tools
-	@$(ROOT)/scripts/run-guest.sh --topo veth --timeout 3600 --log $(ROOT)/out/bench-ddp.log -v \
+	@$(ROOT)/scripts/run-guest.sh --topo veth --timeout 7200 --log $(ROOT)/out/bench-ddp.log -v \
 		$(ROOT)/tools/testing/zcnet/bench-ddp.sh $(foreach v,ZCBENCH_SECONDS ZCBENCH_ITERS BENCH_DDP_PARTS,$(if $($(v)),$(v)=$($(v))))
 
 # ZCBENCH_SECONDS (3), ZCBENCH_REPEAT (3) go to the guest.

@@ -46,7 +46,8 @@ def main():
         head.get("kernel", "?"), head.get("flavour", "?"), head.get("accel", "?"), head.get("cpus", "?")))
     tlat = {r["bytes"]: r["median_us"] for r in (tcp or {}).get("latency", [])}
     dlat = {(r["op"], r["bytes"]): r["median_us"] for r in (ddp or {}).get("latency", [])}
-    sizes = sorted(set(tlat) | {s for _, s in dlat} | {s for p, o, s in runs if o in ("write_lat", "send_lat")})
+    sizes = sorted(set(tlat) | {s for _, s in dlat}
+                   | {s for p, o, s in runs if o in ("write_lat", "send_lat") and "@" not in p})
     print("latency, median us (tcp, send, write: half round trip; read: the whole Read;"
           " siw: ib_write_lat / ib_send_lat t_typical; zs_*: zcddp-verbs to siw_verbs,"
           " half round trip; Sends spin on the CQ)")
@@ -67,7 +68,7 @@ def main():
             fmt(ratio(zw, sw), "{:.2f}"), fmt(ratio(w, tlat.get(s)), "{:.2f}")))
     tbw = {r["write"]: r["mbytes_per_s"] for r in (tcp or {}).get("bandwidth", [])}
     dbw = {r["write"]: r["mbytes_per_s"] for r in (ddp or {}).get("bandwidth", [])}
-    sizes = sorted(set(tbw) | set(dbw) | {s for p, o, s in runs if o == "write_bw"})
+    sizes = sorted(set(tbw) | set(dbw) | {s for p, o, s in runs if o == "write_bw" and "@" not in p})
     print("bandwidth, MB/s (10^6 bytes; tcp: stream writes; zcddp, siw and zcddp-siw:"
           " RDMA Writes)")
     print("{:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>15} {:>12}".format(
@@ -83,7 +84,9 @@ def main():
     for p, o, s in runs:
         if "@" in p and p.split("@")[1] not in conds:
             conds.append(p.split("@")[1])
-    if conds:
+    bw_conds = [c for c in conds if any(p.endswith("@" + c) and o == "write_bw" for p, o, s in runs)]
+    if bw_conds:
+        conds = bw_conds
         print("RDMA Write bandwidth under faults, MB/s, medians of {} rounds (netem on the"
               " sender's egress; tcp: its stream, the floor)".format(
                   max(len(v) for k, v in rounds.items() if "@" in k[0])))
@@ -93,7 +96,7 @@ def main():
             "netem", "bytes", "tcp", "zcddp", "in order", "staged", "siw", "zcddp/siw",
             "zcddp/inorder", "zcddp/staged", "zcddp/clean"))
         for c in conds:
-            for s in sorted({s for p, o, s in runs if p.endswith("@" + c)}):
+            for s in sorted({s for p, o, s in runs if p.endswith("@" + c) and o == "write_bw"}):
                 z = runs.get(("zcddp@" + c, "write_bw", s))
                 zi = runs.get(("zcddp-inorder@" + c, "write_bw", s))
                 zs = runs.get(("zcddp-staged@" + c, "write_bw", s))
@@ -104,21 +107,49 @@ def main():
                     fmt(ratio(z, zs), "{:.2f}"),
                     fmt(ratio(z, runs.get(("zcddp@clean", "write_bw", s))), "{:.2f}")))
         print("the same runs: every CPU's busy time per byte, ns/B (both ends share the"
-              " guest), and the receiver's copies per payload byte (from its counters)")
-        print("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>13} {:>9} {:>9} {:>9}".format(
+              " guest), the receiver's copies per payload byte and the share of the payload"
+              " it placed out of order, % (from its counters)")
+        print("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>13} {:>9} {:>9} {:>9} {:>7} {:>9}".format(
             "netem", "bytes", "tcp", "zcddp", "in order", "staged", "zcddp/staged",
-            "copies", "in order", "staged"))
+            "copies", "in order", "staged", "ooo %", "in order"))
         for c in conds:
-            for s in sorted({s for p, o, s in runs if p.endswith("@" + c)}):
+            for s in sorted({s for p, o, s in runs if p.endswith("@" + c) and o == "write_bw"}):
                 def g(p, o):
                     return runs.get((p + "@" + c, o, s))
-                print("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>13} {:>9} {:>9} {:>9}".format(
+                def pct(p):
+                    v = g(p, "ooo_share")
+                    return None if v is None else v * 100
+                print("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>13} {:>9} {:>9} {:>9} {:>7} {:>9}".format(
                     c, s, fmt(g("tcp", "sys_cpu"), "{:.2f}"), fmt(g("zcddp", "sys_cpu"), "{:.2f}"),
                     fmt(g("zcddp-inorder", "sys_cpu"), "{:.2f}"),
                     fmt(g("zcddp-staged", "sys_cpu"), "{:.2f}"),
                     fmt(ratio(g("zcddp", "sys_cpu"), g("zcddp-staged", "sys_cpu")), "{:.2f}"),
                     fmt(g("zcddp", "copies"), "{:.2f}"), fmt(g("zcddp-inorder", "copies"), "{:.2f}"),
-                    fmt(g("zcddp-staged", "copies"), "{:.2f}")))
+                    fmt(g("zcddp-staged", "copies"), "{:.2f}"), fmt(pct("zcddp"), "{:.2f}"),
+                    fmt(pct("zcddp-inorder"), "{:.2f}")))
+    lconds = []
+    for p, o, s in runs:
+        if "@" in p and o.endswith("_lat") and p.split("@")[1] not in lconds:
+            lconds.append(p.split("@")[1])
+    if lconds:
+        print("latency under faults, median us, half round trips (netem on the requester's egress;"
+              " zcddp with CRC; in order: out-of-order placement off, ooo=0)")
+        print("(wsend: an RDMA Write and a Send after it, each side waiting for the Send's receive;"
+              " write: the last byte watched, which placement out of order may fill early)")
+        cols = [("tcp", "tcp_lat", "tcp"), ("zcddp", "send_lat", "send"),
+                ("zcddp-inorder", "send_lat", "send io"), ("siw", "send_lat", "siw send"),
+                ("zcddp", "wsend_lat", "wsend"), ("zcddp-inorder", "wsend_lat", "wsend io"),
+                ("zcddp", "write_lat", "write"), ("zcddp-inorder", "write_lat", "write io"),
+                ("siw", "write_lat", "siw write")]
+        print("{:>10} {:>9} ".format("netem", "bytes") + " ".join("{:>9}".format(h) for _, _, h in cols)
+              + " {:>9} {:>10} {:>11}".format("send/siw", "wsend/siw", "wsend/io"))
+        for c in lconds:
+            for s in sorted({s for p, o, s in runs if p.endswith("@" + c) and o.endswith("_lat")}):
+                v = [runs.get((p + "@" + c, o, s)) for p, o, _ in cols]
+                print("{:>10} {:>9} ".format(c, s) + " ".join("{:>9}".format(fmt(x)) for x in v)
+                      + " {:>9} {:>10} {:>11}".format(
+                          fmt(ratio(v[1], v[3]), "{:.2f}"), fmt(ratio(v[4], v[8]), "{:.2f}"),
+                          fmt(ratio(v[4], v[5]), "{:.2f}")))
     paths = ["zcddp-zcddp", "zcddp-siw", "siw-zcddp", "siw-siw"]
     sizes = sorted({s for p, o, s in runs if o == "rping_iter"})
     if sizes:

@@ -19,12 +19,16 @@
 #              its region), RDMA Write bandwidth (Writes back to back, then
 #              a Send siw answers on arrival), each size's last buffers
 #              hashed on both sides
-#   faults     RDMA Write bandwidth zcddp (out-of-order placement on and
-#              off, in-order direct placement off) and siw, and TCP's
-#              stream, under netem on the sender's egress: clean, 1%
+#   faults     RDMA Write bandwidth zcddp (CRC on; out-of-order placement
+#              on and off, in-order direct placement off) and siw, and
+#              TCP's stream, under netem on the sender's egress: clean, 1%
 #              reordered, 1% lost; rounds, medians; for zcddp also every
-#              CPU's busy time per byte and the receiver's copies per
-#              payload byte (from its counters)
+#              CPU's busy time per byte, the receiver's copies per payload
+#              byte and the share it placed out of order (its counters)
+#   faultlat   latency under the same faults (netem on the requester's
+#              egress), 4 B to 1 MiB: zcddp (CRC on; out-of-order placement
+#              on and off) Send, Write and Write-and-Send, siw ib_send_lat
+#              and ib_write_lat, TCP's ping-pong
 #   rping      the rping iteration (Send, RDMA Read, Send, Send, RDMA
 #              Write, Send: zcddp-ping's and rping's sequence) zcddp-ping to
 #              zcddp-ping, zcddp-ping to rping on siw, rping to rping on
@@ -35,7 +39,7 @@
 #
 #   bench-ddp.sh [ZCBENCH_SECONDS=2] [ZCBENCH_ITERS=200] [BENCH_DDP_PARTS=all]
 # BENCH_DDP_PARTS: the parts to run, of main (tcp, zcddp, siw), siwverbs
-# (zcddp-siw), faults and rping, comma-separated; all by default.
+# (zcddp-siw), faults, faultlat and rping, comma-separated; all by default.
 set -u
 for a in "$@"; do
   case "$a" in
@@ -196,6 +200,27 @@ if [ -n "$psiw" ] && part faults; then
   done
 fi
 
+# Latency under the same faults (part faultlat), FAULT_LAT_SIZES, ITERS
+# round trips a size, one round; netem on the requester's egress only (a:
+# its Sends and Writes are faulted, the answers are not). siw: ib_send_lat
+# and ib_write_lat (siw places in order, so the last byte it watches
+# arrives last).
+FAULT_LAT_SIZES="4 4096 65536 1048576"
+if [ -n "$psiw" ] && part faultlat; then
+  for f in "${faults[@]}"; do
+    name=${f%%:*} args=${f#*:}
+    netem a pa "$args"
+    for t in ib_send_lat ib_write_lat; do
+      for s in $FAULT_LAT_SIZES; do
+        l=$(PERF_TAG="-$name" perf $t "$s" -n "$ITERS")
+        [ -n "$l" ] && row "siw@$name" "${t#ib_}" "$s" "$(awk '{ print $5 }' <<<"$l")" us
+        echo "# faults $name: siw $t $s ${l:-failed}"
+      done
+    done
+  done
+  netem a pa ""
+fi
+
 if [ -n "$psiw" ]; then
   ip netns exec a rdma link delete siwpa
   ip netns exec b rdma link delete siwpb
@@ -295,18 +320,25 @@ copies() {
     $(zstat ZcddpRxBytesReassembled) ))"
 }
 # zb KIND PATH TAG PORT: one zcbench KIND (tcp, ddp) bandwidth run, as PATH@NAME.
+# zcddp negotiates CRC here: out-of-order placement checks each FPDU's CRC
+# before it places a byte, so it runs only on a connection with CRC
+# (without it, ooo=1 and ooo=0 would be the same). siw's initiator never
+# asks for CRC (its mpa_crc_required is a constant false): siw runs without.
 zb() {
-  local v= c0 c1
-  c0=$(copies)
+  local v= c0 c1 o0 o1 crc=
+  [ "$1" = ddp ] && crc=--crc
+  c0=$(copies) o0=$(zstat ZcddpBytesPlacedOutOfOrder)
   ip netns exec a zcbench "$1" --connect "$B:$4" --json "$out/$2-$3.json" --label "$2-$3" \
-    --lat-sizes none --bw-sizes "$FAULT_SIZE" --seconds "$SECS" > "$out/$2-$3.txt" 2>&1 &&
+    --lat-sizes none --bw-sizes "$FAULT_SIZE" --seconds "$SECS" $crc > "$out/$2-$3.txt" 2>&1 &&
     v=$(jbw "$out/$2-$3.json" mbytes_per_s) && row "$2@$name" write_bw "$FAULT_SIZE" "$v" MB/s &&
     row "$2@$name" sys_cpu "$FAULT_SIZE" "$(jbw "$out/$2-$3.json" sys_cpu_ns_per_byte)" ns/B
   if [ "$1" = ddp ] && [ -n "$v" ]; then
-    c1=$(copies)
+    c1=$(copies) o1=$(zstat ZcddpBytesPlacedOutOfOrder)
     set -- $c0 $c1
     [ $(($3 - $1)) -gt 0 ] && row "$PATHNAME@$name" copies "$FAULT_SIZE" \
-      "$(awk -v p=$(($3 - $1)) -v c=$(($4 - $2)) 'BEGIN { printf "%.3f", c / p }')" copies/B
+      "$(awk -v p=$(($3 - $1)) -v c=$(($4 - $2)) 'BEGIN { printf "%.3f", c / p }')" copies/B &&
+      row "$PATHNAME@$name" ooo_share "$FAULT_SIZE" \
+        "$(awk -v p=$(($3 - $1)) -v o=$((o1 - o0)) 'BEGIN { printf "%.4f", o / p }')" share
   fi
   echo "# faults $name: $PATHNAME ${v:-failed}"
 }
@@ -343,6 +375,62 @@ for r in $(seq "$FAULT_ROUNDS"); do
   done
   netem a va ""
 done
+
+# zcddp under the faults (part faultlat): CRC on, out-of-order placement
+# on and off; Send, Write (the last byte watched: with placement on it can
+# be seen before a hole in the Write is filled) and Write-and-Send (the
+# Send's receive: the Write before it is placed) latency; TCP's ping-pong
+# as the floor.
+if part faultlat; then
+  for ooo in 1 0; do
+    path=zcddp; [ $ooo = 0 ] && path=zcddp-inorder
+    if ! { rmmod zcddp && insmod "$ZCNET_ROOT/net/ddp/zcddp.ko" ooo=$ooo; }; then
+      echo "# zcddp not reloaded with ooo=$ooo"; continue
+    fi
+    for f in "${faults[@]}"; do
+      name=${f%%:*} args=${f#*:}
+      ip netns exec b zcbench ddp-serve --listen "$B:5305" > "$out/lat-serve-$path-$name.log" 2>&1 &
+      fls=$!
+      listening b 5305
+      netem a va "$args"
+      o0=$(zstat ZcddpBytesPlacedOutOfOrder)
+      if ip netns exec a timeout 900 zcbench ddp --connect "$B:5305" --crc --json "$out/lat-$path-$name.json" \
+        --label "$path@$name" --lat-sizes "$(csv $FAULT_LAT_SIZES)" --lat-ops send,write,wsend \
+        --bw-sizes none --iters "$ITERS" > "$out/lat-$path-$name.txt" 2>&1; then
+        python3 - "$out/lat-$path-$name.json" "$path@$name" >> "$runs" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["latency"]:
+    print("\t".join([sys.argv[2], r["op"] + "_lat", str(r["bytes"]), str(r["median_us"]), "us"]))
+PY
+        echo "# faults $name: $path latency done, $(( $(zstat ZcddpBytesPlacedOutOfOrder) - o0 )) bytes placed out of order"
+      else
+        echo "# faults $name: $path latency failed"; tail -n 3 "$out/lat-$path-$name.txt" "$out/lat-serve-$path-$name.log"
+      fi
+      netem a va ""
+      kill $fls 2>/dev/null; wait $fls 2>/dev/null
+    done
+  done
+  for f in "${faults[@]}"; do
+    name=${f%%:*} args=${f#*:}
+    ip netns exec b zcbench serve --listen "$B:5306" > "$out/lat-tcp-serve-$name.log" 2>&1 &
+    fls=$!
+    listening b 5306
+    netem a va "$args"
+    if ip netns exec a timeout 900 zcbench tcp --connect "$B:5306" --json "$out/lat-tcp-$name.json" \
+      --label "tcp@$name" --lat-sizes "$(csv $FAULT_LAT_SIZES)" --bw-sizes none --iters "$ITERS" \
+      > "$out/lat-tcp-$name.txt" 2>&1; then
+      python3 - "$out/lat-tcp-$name.json" "tcp@$name" >> "$runs" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["latency"]:
+    print("\t".join([sys.argv[2], "tcp_lat", str(r["bytes"]), str(r["median_us"]), "us"]))
+PY
+    else
+      echo "# faults $name: tcp latency failed"
+    fi
+    netem a va ""
+    kill $fls 2>/dev/null; wait $fls 2>/dev/null
+  done
+fi
 
 python3 "$Z/bench-ddp.py" "$out"
 # A zcddp <-> siw check that failed fails the run.

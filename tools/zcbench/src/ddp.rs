@@ -18,6 +18,13 @@
 //!   as `ib_write_lat` watches memory.
 //! - Read latency: the whole time of an RDMA Read of N bytes from the
 //!   peer's region, posting to completion (as `ib_read_lat`).
+//! - Write-and-Send latency (`wsend`, not run unless asked): half the round
+//!   trip of an RDMA Write of N bytes followed by a 16-byte Send, answered
+//!   by the same; each side waits for the Send's receive, which completes
+//!   only once the Write before it is placed (RFC 5040's order). A watched
+//!   last byte proves nothing once Writes may be placed out of order (a
+//!   Write's last segment can land before a hole in its middle is filled),
+//!   so this is the Write latency that holds under reordering and loss.
 //! - Write bandwidth: RDMA Writes of N bytes back to back for about
 //!   `--seconds`, then a Send the server answers once everything before it
 //!   is placed; the bytes over that time.
@@ -55,6 +62,7 @@ const OP_WRITE_LAT: u32 = 3;
 /// Answered at once; the server then serves until the next message.
 const OP_SYNC: u32 = 4;
 const OP_QUIT: u32 = 5;
+const OP_WSEND_LAT: u32 = 6;
 
 type Sock = TcpStream;
 
@@ -325,6 +333,14 @@ fn serve_conn(s: &Sock) -> io::Result<()> {
                     b.write(s, size, tag(i), peer)?;
                 }
             }
+            OP_WSEND_LAT if (1..=MAX).contains(&size) => {
+                b.msg(s, op, 0, 0)?;
+                for _ in 0..arg {
+                    b.recv_as(s, true)?;
+                    b.write(s, size, 0, peer)?;
+                    b.send(s, MSG)?;
+                }
+            }
             OP_SYNC => b.msg(s, op, 0, 0)?,
             OP_QUIT => return Ok(()),
             _ => {
@@ -405,20 +421,34 @@ fn send_lat(s: &Sock, b: &mut Bufs<'_>, size: usize, iters: u64) -> io::Result<L
     Ok(row("send", size, us))
 }
 
+/// Write latency: each Write answered by one, the last byte watched; or,
+/// `send`, Write-and-Send latency: each Write followed by a Send, whose
+/// receive each side waits for.
 fn write_lat(
     s: &Sock,
     b: &mut Bufs<'_>,
     size: usize,
     iters: u64,
     peer: (u64, u32),
+    send: bool,
 ) -> io::Result<LatRow> {
-    b.region.bytes_mut()[size - 1] = 0;
-    b.call(s, OP_WRITE_LAT, size as u32, iters)?;
+    let op = if send {
+        OP_WSEND_LAT
+    } else {
+        b.region.bytes_mut()[size - 1] = 0;
+        OP_WRITE_LAT
+    };
+    b.call(s, op, size as u32, iters)?;
     let us = timed(iters, 2.0, |i| {
         b.write(s, size, tag(i), peer)?;
-        b.watch(s, size, tag(i))
+        if send {
+            b.send(s, MSG)?;
+            b.recv_as(s, true).map(|_| ())
+        } else {
+            b.watch(s, size, tag(i))
+        }
     })?;
-    Ok(row("write", size, us))
+    Ok(row(if send { "wsend" } else { "write" }, size, us))
 }
 
 fn read_lat(
@@ -530,7 +560,9 @@ pub struct Rings {
 }
 
 /// The latency operations, in the order they run.
-pub const LAT_OPS: [&str; 3] = ["send", "write", "read"];
+pub const LAT_OPS: [&str; 4] = ["send", "write", "read", "wsend"];
+/// Those run unless `--lat-ops` names others.
+pub const DEFAULT_LAT_OPS: [&str; 3] = ["send", "write", "read"];
 
 /// The client: every latency size for Send, Write and Read (those of
 /// `lat_ops`), then Write bandwidth by size.
@@ -565,10 +597,13 @@ pub fn run(
         lat.push(send_lat(&s, &mut b, size, iters)?);
     }
     for &size in lat_sizes.iter().filter(|_| op("write")) {
-        lat.push(write_lat(&s, &mut b, size, iters, peer)?);
+        lat.push(write_lat(&s, &mut b, size, iters, peer, false)?);
     }
     for &size in lat_sizes.iter().filter(|_| op("read")) {
         lat.push(read_lat(&s, &mut b, size, iters, peer)?);
+    }
+    for &size in lat_sizes.iter().filter(|_| op("wsend")) {
+        lat.push(write_lat(&s, &mut b, size, iters, peer, true)?);
     }
     let mut bw = Vec::new();
     for &size in bw_sizes {

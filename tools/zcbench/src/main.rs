@@ -648,7 +648,7 @@ struct Opts {
     mode: Mode,
     check_every: usize,
     lat_sizes: Vec<usize>,
-    /// zcddp's latency operations: send, write, read.
+    /// zcddp's latency operations: send, write, read, wsend.
     lat_ops: Vec<String>,
     bw_sizes: Vec<usize>,
     iters: u64,
@@ -844,7 +844,7 @@ fn ddp_client(o: &Opts, crc: bool) -> io::Result<()> {
     );
     if !r.lat.is_empty() {
         println!(
-            "latency ({} per size: send and write half the round trip, read the whole Read)",
+            "latency ({} per size: send, write and wsend half the round trip, read the whole Read)",
             o.iters
         );
         println!(
@@ -908,7 +908,7 @@ const USAGE: &str = "usage:
               [--seconds S] [--check-every N (pages; 0: no check)]
   zcbench ddp-serve [--listen ADDR]
   zcbench ddp --connect ADDR [--json FILE] [--label L] [--crc]
-              [--lat-sizes 4,64,1K,...|none] [--lat-ops send,write,read]
+              [--lat-sizes 4,64,1K,...|none] [--lat-ops send,write,read,wsend]
               [--bw-sizes 4K,64K,1M,...|none] [--iters N] [--seconds S]";
 
 fn run(args: &[String]) -> Result<(), String> {
@@ -924,7 +924,7 @@ fn run(args: &[String]) -> Result<(), String> {
         mode: Mode::Plain,
         check_every: 1,
         lat_sizes: parse_sizes("4,16,64,256,1K,4K,16K,32K")?,
-        lat_ops: ddp::LAT_OPS.iter().map(|s| s.to_string()).collect(),
+        lat_ops: ddp::DEFAULT_LAT_OPS.iter().map(|s| s.to_string()).collect(),
         bw_sizes: parse_sizes("4K,16K,64K,256K,1M")?,
         iters: 1000,
         seconds: 1.0,
@@ -950,7 +950,9 @@ fn run(args: &[String]) -> Result<(), String> {
                     .iter()
                     .find(|op| !ddp::LAT_OPS.contains(&op.as_str()))
                 {
-                    return Err(format!("--lat-ops: no operation {op} (send, write, read)"));
+                    return Err(format!(
+                        "--lat-ops: no operation {op} (send, write, read, wsend)"
+                    ));
                 }
             }
             "--bw-sizes" => {
