@@ -514,15 +514,33 @@ siw_lockdep() {
   [ "${ZCNET_FLAVOUR:-default}" = debug ] || return 1
   t_skip "$1" "siw's own lockdep report (sk_callback_lock) on the debug kernel"
 }
+# siw_first_lost: the stall of siw's accept race (zcddp.rst, "siw loses a
+# first FPDU that comes too soon"): zcddp-ping completed no ping, and
+# siw's end of the connection still holds bytes it never read.
+siw_first_lost() {
+  grep -q 'no completion of opcode' /tmp/pc && ! grep -q '^client [0-9]* pings' /tmp/pc &&
+    ip netns exec b ss -Htn "sport = :$PORT" | awk '$2 > 0 { f = 1 } END { exit !f }'
+}
 siw_ping() {
-  local name=$1 size=$2 count=$3 crc=$4 t=$SECONDS
+  local name=$1 size=$2 count=$3 crc=$4 t=$SECONDS try rc pb
   siw_lockdep "$name" && return
-  ip netns exec b timeout $((300 * TS)) rping -s -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" > /tmp/rs 2>&1 &
-  local pb=$!
-  listening b $PORT
-  ip netns exec a timeout $((300 * TS)) zcddp-ping -c -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" -V $crc > /tmp/pc 2>&1
-  local rc=$?
-  wait $pb
+  for try in 1 2; do
+    ip netns exec b timeout $((300 * TS)) rping -s -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" > /tmp/rs 2>&1 &
+    pb=$!
+    listening b $PORT
+    ip netns exec a timeout $((300 * TS)) zcddp-ping -c -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" -V $crc > /tmp/pc 2>&1
+    rc=$?
+    # A failed client leaves rping -s waiting for its timeout: stopped.
+    if [ $rc != 0 ] && [ $try = 1 ] && siw_first_lost; then
+      ip netns exec b ss -Htn "sport = :$PORT" | sed 's/^/# siw stalled: /'
+      echo "# siw left zcddp-ping's first FPDU unread (its accept race, not zcddp's): once more"
+      kill $pb 2>/dev/null; wait $pb
+      continue
+    fi
+    [ $rc = 0 ] || kill $pb 2>/dev/null
+    wait $pb
+    break
+  done
   [ $rc = 0 ] || sed 's/^/# client: /' /tmp/pc | tail -n 3
   t_expect "$name" "0 $count pings" "$rc $(grep -o '^client [0-9]* pings' /tmp/pc | cut -d' ' -f2-)"
   echo "# $((SECONDS - t)) s"
