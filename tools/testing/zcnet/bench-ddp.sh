@@ -381,6 +381,16 @@ done
 # be seen before a hole in the Write is filled) and Write-and-Send (the
 # Send's receive: the Write before it is placed) latency; TCP's ping-pong
 # as the floor.
+# latrows JSON PATH [OP]: zcbench's latency rows into runs.tsv, as PATH's
+# OP (default: the row's op, as OP_lat).
+latrows() {
+  python3 - "$1" "$2" "${3:-}" >> "$runs" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["latency"]:
+    op = sys.argv[3] or r["op"] + "_lat"
+    print("\t".join([sys.argv[2], op, str(r["bytes"]), str(r["median_us"]), "us"]))
+PY
+}
 if part faultlat; then
   for ooo in 1 0; do
     path=zcddp; [ $ooo = 0 ] && path=zcddp-inorder
@@ -397,11 +407,7 @@ if part faultlat; then
       if ip netns exec a timeout 900 zcbench ddp --connect "$B:5305" --crc --json "$out/lat-$path-$name.json" \
         --label "$path@$name" --lat-sizes "$(csv $FAULT_LAT_SIZES)" --lat-ops send,write,wsend \
         --bw-sizes none --iters "$ITERS" > "$out/lat-$path-$name.txt" 2>&1; then
-        python3 - "$out/lat-$path-$name.json" "$path@$name" >> "$runs" <<'PY'
-import json, sys
-for r in json.load(open(sys.argv[1]))["latency"]:
-    print("\t".join([sys.argv[2], r["op"] + "_lat", str(r["bytes"]), str(r["median_us"]), "us"]))
-PY
+        latrows "$out/lat-$path-$name.json" "$path@$name"
         echo "# faults $name: $path latency done, $(( $(zstat ZcddpBytesPlacedOutOfOrder) - o0 )) bytes placed out of order"
       else
         echo "# faults $name: $path latency failed"; tail -n 3 "$out/lat-$path-$name.txt" "$out/lat-serve-$path-$name.log"
@@ -419,11 +425,7 @@ PY
     if ip netns exec a timeout 900 zcbench tcp --connect "$B:5306" --json "$out/lat-tcp-$name.json" \
       --label "tcp@$name" --lat-sizes "$(csv $FAULT_LAT_SIZES)" --bw-sizes none --iters "$ITERS" \
       > "$out/lat-tcp-$name.txt" 2>&1; then
-      python3 - "$out/lat-tcp-$name.json" "tcp@$name" >> "$runs" <<'PY'
-import json, sys
-for r in json.load(open(sys.argv[1]))["latency"]:
-    print("\t".join([sys.argv[2], "tcp_lat", str(r["bytes"]), str(r["median_us"]), "us"]))
-PY
+      latrows "$out/lat-tcp-$name.json" "tcp@$name" tcp_lat
     else
       echo "# faults $name: tcp latency failed"
     fi

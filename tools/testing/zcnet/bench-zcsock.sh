@@ -115,7 +115,7 @@ echo "bench-zcsock: $(uname -r), $(nproc) CPUs, accel ${ZCNET_ACCEL:-unknown}, t
 # (a) veth at MTU 4148.
 ip -n a link set va mtu 4148 && ip -n b link set vb mtu 4148 || exit 1
 path veth4148 "$ZC_IP_B" "$ZC_IP_A" || exit 1
-if wanted zcfrag/"${MODES%% *}"; then
+if [[ " $PATHS " == *" zcfrag "* ]]; then
   # (b) zcfrag (MTU 4148) on both ends over the same devices at MTU 1500.
   ip -n a link set va mtu 1500 && ip -n b link set vb mtu 1500 || exit 1
   zcfrag_up || exit 1
