@@ -1292,8 +1292,9 @@ impl Qp {
             && self.tx_off >= self.tx_len
             && self.sq.is_empty()
             && self.irq.is_empty()
-            // Segments held out of order: the walk runs in the work item.
-            && self.ooo.as_ref().is_none_or(|o| !o.on || !sk.ofo_queued());
+            // Segments held out of order and not scanned yet: the walk
+            // runs in the work item.
+            && self.ooo.as_ref().is_none_or(|o| !o.unscanned(sk));
         idle.then_some(self.cq.len() > c)
     }
 

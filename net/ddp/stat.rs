@@ -44,6 +44,7 @@ crate::zcnet::counters::counter_table! {
     RX_STAGED_FRAMING = c"ZcddpRxBytesStagedFraming",
     RX_REASSEMBLED = c"ZcddpRxBytesReassembled",
     OOO_SKIPPED_COPY = c"ZcddpOooSkippedCopy",
+    OOO_SKIPPED_CRC = c"ZcddpOooSkippedCrc",
     OOO_RETRANS_DIFFER = c"ZcddpOooRetransDiffer",
     OOO_REFUSED = c"ZcddpOooRefused",
     TERMINATES_SENT = c"ZcddpTerminatesSent",

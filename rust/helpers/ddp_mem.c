@@ -304,3 +304,18 @@ int zcnet_helper_ddp_mr_from_queue(struct zcnet_ddp_mr *mr, u64 off, struct sock
 		return -EINVAL;
 	return zcnet_ddp_queue_walk(sk, qoff, len, zcnet_ddp_fill_piece, &f);
 }
+
+int zcnet_helper_ddp_mr_from_ofo(struct zcnet_ddp_mr *mr, u64 off, struct sock *sk, u32 seq,
+				 size_t len)
+{
+	struct zcnet_ddp_fill f = { .mr = mr, .pos = mr->first + off };
+	struct sk_buff *skb;
+	int o;
+
+	if (off > mr->len || len > mr->len - off || len > INT_MAX)
+		return -EINVAL;
+	skb = zcnet_ddp_ofo_span(sk, seq, len, &o);
+	if (!skb)
+		return -ENODATA;
+	return zcnet_ddp_fill_piece(skb, o, len, &f) ? -ENODATA : 0;
+}

@@ -68,4 +68,9 @@ void zcnet_helper_ddp_mr_release(struct zcnet_ddp_mr *mr);
 struct sock;
 int zcnet_helper_ddp_mr_from_queue(struct zcnet_ddp_mr *mr, u64 off, struct sock *sk, u32 qoff,
 				   size_t len);
+/* Copies the len bytes at sequence number seq of sk's out-of-order queue
+ * (sk locked; one skb holds them: zcnet_ddp_ofo_span()) into mr at off:
+ * out-of-order placement's one copy. -EINVAL outside mr, -ENODATA. */
+int zcnet_helper_ddp_mr_from_ofo(struct zcnet_ddp_mr *mr, u64 off, struct sock *sk, u32 seq,
+				 size_t len);
 #endif

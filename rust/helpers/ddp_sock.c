@@ -246,17 +246,16 @@ void zcnet_helper_ddp_rcv_seqs(struct sock *sk, u32 *copied, u32 *rcv_nxt)
 	*rcv_nxt = tp->rcv_nxt;
 }
 
-int zcnet_helper_ddp_ofo_copy(struct sock *sk, u32 from, void *buf, size_t len, u32 *seq,
-			      u32 *end)
+/* The first skb of sk's out-of-order queue whose data ends after from. */
+static struct sk_buff *zcnet_ddp_ofo_after(struct sock *sk, u32 from)
 {
 	struct rb_node *n = tcp_sk(sk)->out_of_order_queue.rb_node;
 	struct sk_buff *skb, *best = NULL;
-	u32 s, e, take;
 
 	/* The queue is ordered by sequence number and no skb lies wholly
 	 * inside another (tcp_data_queue_ofo() drops or replaces those), so
-	 * the data ends are ordered too: the first skb whose data ends after
-	 * from, found as a lower bound. */
+	 * the data ends are ordered too: a lower bound. Out-of-order skbs hold
+	 * the TCP payload from skb->data on. */
 	while (n) {
 		skb = rb_to_skb(n);
 		if (after(TCP_SKB_CB(skb)->seq + skb->len, from)) {
@@ -266,19 +265,55 @@ int zcnet_helper_ddp_ofo_copy(struct sock *sk, u32 from, void *buf, size_t len, 
 			n = n->rb_right;
 		}
 	}
-	if (!best || !len)
+	return best;
+}
+
+int zcnet_helper_ddp_ofo_next(struct sock *sk, u32 from, u32 *seq, u32 *end)
+{
+	struct sk_buff *skb = zcnet_ddp_ofo_after(sk, from);
+	u32 s;
+
+	if (!skb)
 		return 0;
-	s = TCP_SKB_CB(best)->seq;
-	e = s + best->len;
-	if (before(s, from))
-		s = from;
-	take = min_t(u32, e - s, min_t(size_t, len, INT_MAX));
-	/* Out-of-order skbs hold the TCP payload from skb->data on. */
-	if (skb_copy_bits(best, s - TCP_SKB_CB(best)->seq, buf, take))
-		return -EFAULT;
-	*seq = s;
-	*end = e;
-	return take;
+	s = TCP_SKB_CB(skb)->seq;
+	*seq = before(s, from) ? from : s;
+	*end = s + skb->len;
+	return 1;
+}
+
+struct sk_buff *zcnet_ddp_ofo_span(struct sock *sk, u32 seq, size_t len, int *off)
+{
+	struct sk_buff *skb = zcnet_ddp_ofo_after(sk, seq);
+	u32 o;
+
+	if (!skb || after(TCP_SKB_CB(skb)->seq, seq))
+		return NULL;
+	o = seq - TCP_SKB_CB(skb)->seq;
+	if (len > skb->len - o)
+		return NULL;
+	*off = o;
+	return skb;
+}
+
+int zcnet_helper_ddp_ofo_read(struct sock *sk, u32 seq, void *buf, size_t len)
+{
+	int off;
+	struct sk_buff *skb = zcnet_ddp_ofo_span(sk, seq, len, &off);
+
+	if (!skb)
+		return -ENODATA;
+	return skb_copy_bits(skb, off, buf, len) ? -ENODATA : 0;
+}
+
+int zcnet_helper_ddp_ofo_crc32c(struct sock *sk, u32 seq, size_t len, u32 *crc)
+{
+	int off;
+	struct sk_buff *skb = zcnet_ddp_ofo_span(sk, seq, len, &off);
+
+	if (!skb)
+		return -ENODATA;
+	*crc = ~skb_crc32c(skb, off, len, ~0U);
+	return 0;
 }
 
 int zcnet_helper_ddp_zc_reap(struct sock *sk, u32 *lo, u32 *hi, bool *copied)
@@ -392,6 +427,16 @@ unsigned int zcnet_helper_ddp_rcvbuf(const struct sock *sk)
 bool zcnet_helper_ddp_ofo_queued(const struct sock *sk)
 {
 	return !RB_EMPTY_ROOT(&tcp_sk(sk)->out_of_order_queue);
+}
+
+bool zcnet_helper_ddp_ofo_beyond(const struct sock *sk, u32 seq)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	const struct sk_buff *last = tp->ooo_last_skb;
+
+	/* ooo_last_skb is the queue's last skb while it is not empty. */
+	return !RB_EMPTY_ROOT(&tp->out_of_order_queue) &&
+	       after(TCP_SKB_CB(last)->seq + last->len, seq);
 }
 
 bool zcnet_helper_ddp_can_wait(const struct sock *sk, unsigned int missing)

@@ -66,14 +66,22 @@ int zcnet_helper_ddp_wait(struct sock *sk, long *timeo, unsigned int need);
 /* TCP's copied_seq (the next byte to read) and rcv_nxt of sk (locked). */
 void zcnet_helper_ddp_rcv_seqs(struct sock *sk, u32 *copied, u32 *rcv_nxt);
 /*
- * Copies TCP payload from sk's out-of-order queue (sk locked): of the first
- * queued skb whose data ends after sequence number from, its bytes from
- * from (or its first byte, when later) on, at most len. *seq: the sequence
- * number of the first byte copied; *end: just past the skb's data. The
- * bytes copied (0: no such skb), or -errno.
+ * Out-of-order placement reads TCP's out-of-order queue in place (sk
+ * locked; it holds only segments TCP accepted). zcnet_helper_ddp_ofo_next()
+ * finds the first queued skb whose data ends after sequence number from:
+ * 1 with *seq its first byte from from on and *end just past its data, 0
+ * when none is queued.
  */
-int zcnet_helper_ddp_ofo_copy(struct sock *sk, u32 from, void *buf, size_t len, u32 *seq,
-			      u32 *end);
+int zcnet_helper_ddp_ofo_next(struct sock *sk, u32 from, u32 *seq, u32 *end);
+/*
+ * The queued skb that holds the bytes [seq, seq + len) whole, and the
+ * offset of seq in its data; NULL when none does.
+ */
+struct sk_buff *zcnet_ddp_ofo_span(struct sock *sk, u32 seq, size_t len, int *off);
+/* Copies those bytes into buf: 0 or -ENODATA. */
+int zcnet_helper_ddp_ofo_read(struct sock *sk, u32 seq, void *buf, size_t len);
+/* Their CRC32c (MPA's: initial ~0, final inversion) into *crc: 0 or -ENODATA. */
+int zcnet_helper_ddp_ofo_crc32c(struct sock *sk, u32 seq, size_t len, u32 *crc);
 /*
  * Takes the next MSG_ZEROCOPY notification off sk's error queue (any other
  * entry is dropped on the way): 1 with its id range *lo..*hi (inclusive,
@@ -113,4 +121,6 @@ unsigned int zcnet_helper_ddp_rcvbuf(const struct sock *sk);
 bool zcnet_helper_ddp_can_wait(const struct sock *sk, unsigned int missing);
 /* Whether TCP holds segments out of order (sk locked or its spinlock held). */
 bool zcnet_helper_ddp_ofo_queued(const struct sock *sk);
+/* Whether sk's out-of-order queue holds data after sequence number seq. */
+bool zcnet_helper_ddp_ofo_beyond(const struct sock *sk, u32 seq);
 #endif

@@ -252,11 +252,12 @@ static void zcnet_ulp_error_report(struct sock *sk)
 }
 
 /*
- * The hook runs before TCP has queued the segment: a work item run at once
- * (on another CPU) could walk the out-of-order queue before the segment is
- * in it, and nothing would kick it again. A jiffy later TCP has queued it,
- * or put it on the backlog of the socket's owner, which queues it when it
- * releases the socket, before the work item can take it.
+ * The hook runs before TCP has queued the segment: the run it queues at
+ * once (on another CPU) may take the socket before TCP does, and walk the
+ * out-of-order queue before the segment is in it. This one, a jiffy later,
+ * finds it: by then TCP has queued it, or put it on the backlog of the
+ * socket's owner, which queues it when it releases the socket, before the
+ * work item can take it.
  */
 static void zcnet_ulp_ofo_kick_fn(struct work_struct *work)
 {
@@ -434,6 +435,14 @@ static void zcnet_ulp_ofo_check(struct sock *sk, const struct tcphdr *th, bool r
 		w = zcnet_ulp_work_of(sk);
 		if (w && READ_ONCE(w->ofo) && !READ_ONCE(w->dead) &&
 		    after(ntohl(th->seq), READ_ONCE(tcp_sk(sk)->rcv_nxt))) {
+			/* A run now: by the time it holds the socket lock TCP
+			 * has most often queued the segment (this softirq goes
+			 * on into TCP while the run's worker wakes; lock_sock()
+			 * waits for TCP's socket spinlock). And a run a jiffy
+			 * later, for a run that took the lock before TCP did:
+			 * TCP then left the segment on the owner's backlog,
+			 * queued only when that run released the socket. */
+			zcnet_ulp_work_queue(sk, w);
 			sock_hold(sk);
 			if (!queue_delayed_work(system_dfl_wq, &w->ofo_kick, 1))
 				sock_put(sk);

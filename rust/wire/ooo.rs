@@ -67,6 +67,14 @@
 //! The kernel must call the engine only for segments TCP has accepted
 //! (checksum verified, inside the window), under the socket lock that
 //! serialises it with the in-order path.
+//!
+//! # Where the bytes lie
+//!
+//! [`scan`] reads a slice; [`scan_in`] reads any [`SegmentBytes`], which
+//! the kernel implements over an skb of TCP's out-of-order queue: the
+//! engine reads headers, markers and CRC fields a few bytes at a time and
+//! has the CRC computed where the bytes lie, so a segment is never copied
+//! to be scanned. Both make the same decisions.
 
 use core::ops::Range;
 
@@ -85,6 +93,44 @@ const INTERVAL: usize = mpa::MARKER_INTERVAL as usize;
 const BETWEEN: usize = INTERVAL - MARKER_LEN;
 /// Offset of a tagged segment's payload from the ULPDU_Length field.
 const PAYLOAD_OFF: usize = HDR_LEN + ddp::TAGGED_HDR_LEN;
+
+/// A segment's bytes where they lie, read by the engine a few bytes at a
+/// time, with the CRC computed in place.
+pub trait SegmentBytes {
+    /// The number of bytes.
+    fn size(&self) -> usize;
+    /// Copies `out.len()` bytes from offset `off` into `out`; false (and
+    /// `out` unspecified) when they are not all there.
+    fn read(&self, off: usize, out: &mut [u8]) -> bool;
+    /// The CRC32c of `len` bytes from offset `off` (as
+    /// [`crc32c::checksum`] computes it), or `None` when they are not all
+    /// there.
+    fn crc32c(&self, off: usize, len: usize) -> Option<u32>;
+}
+
+impl SegmentBytes for [u8] {
+    fn size(&self) -> usize {
+        self.len()
+    }
+
+    fn read(&self, off: usize, out: &mut [u8]) -> bool {
+        match off
+            .checked_add(out.len())
+            .and_then(|end| self.get(off..end))
+        {
+            Some(b) => {
+                out.copy_from_slice(b);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn crc32c(&self, off: usize, len: usize) -> Option<u32> {
+        let end = off.checked_add(len)?;
+        self.get(off..end).map(crc32c::checksum)
+    }
+}
 
 /// True when sequence number `a` comes before `b` (TCP's `before()`).
 pub const fn before(a: u32, b: u32) -> bool {
@@ -314,8 +360,8 @@ struct Found {
 /// placements and refusals. Ends after the last whole FPDU, or after the
 /// first framing error (a [`Refused`] without an FPDU range).
 #[derive(Debug, Clone)]
-pub struct Scan<'a> {
-    payload: &'a [u8],
+pub struct Scan<'a, B: SegmentBytes + ?Sized = [u8]> {
+    payload: &'a B,
     seq: u32,
     framing: Framing,
     max_ulpdu: usize,
@@ -333,17 +379,27 @@ pub struct Scan<'a> {
 /// FPDUs it holds as an iterator of decisions, or why none of the segment
 /// can be placed.
 pub fn scan<'a>(st: &Stream, seq: u32, payload: &'a [u8]) -> Result<Scan<'a>, Refusal> {
+    scan_in(st, seq, payload)
+}
+
+/// As [`scan`], for a segment whose bytes are read where they lie.
+pub fn scan_in<'a, B: SegmentBytes + ?Sized>(
+    st: &Stream,
+    seq: u32,
+    payload: &'a B,
+) -> Result<Scan<'a, B>, Refusal> {
     if !st.framing.crc {
         return Err(Refusal::CrcOff);
     }
-    if payload.is_empty() {
+    let size = payload.size();
+    if size == 0 {
         return Err(Refusal::NoData);
     }
     if !after(seq, st.rcv_nxt) {
         return Err(Refusal::NotAhead);
     }
     let ahead = seq.wrapping_sub(st.rcv_nxt);
-    let len32 = u32::try_from(payload.len()).map_err(|_| Refusal::OutOfWindow)?;
+    let len32 = u32::try_from(size).map_err(|_| Refusal::OutOfWindow)?;
     match ahead.checked_add(len32) {
         Some(e) if e <= MAX_WINDOW => {}
         _ => return Err(Refusal::OutOfWindow),
@@ -365,7 +421,7 @@ pub fn scan<'a>(st: &Stream, seq: u32, payload: &'a [u8]) -> Result<Scan<'a>, Re
         }
         if !before(b, seq) {
             let off = b.wrapping_sub(seq) as usize;
-            if off >= payload.len() {
+            if off >= size {
                 return Err(Refusal::InsideKnownFpdu);
             }
             s.next = off;
@@ -381,11 +437,9 @@ pub fn scan<'a>(st: &Stream, seq: u32, payload: &'a [u8]) -> Result<Scan<'a>, Re
         let phase = s.phase();
         let mut o = (INTERVAL - phase) % INTERVAL;
         let mut first = true;
-        while let Some(m) = payload.get(o..o.saturating_add(MARKER_LEN)) {
-            let ptr = usize::from(u16::from_be_bytes([
-                m.get(2).copied().unwrap_or(0),
-                m.get(3).copied().unwrap_or(0),
-            ])) & !3;
+        let mut m = [0u8; MARKER_LEN];
+        while payload.read(o, &mut m) {
+            let ptr = usize::from(u16::from_be_bytes([m[2], m[3]])) & !3;
             let start = if ptr == 0 {
                 Some(o)
             } else {
@@ -419,7 +473,7 @@ pub fn scan<'a>(st: &Stream, seq: u32, payload: &'a [u8]) -> Result<Scan<'a>, Re
         return Ok(s);
     }
     if first_ok {
-        let target = anchor.unwrap_or(payload.len());
+        let target = anchor.unwrap_or(size);
         match s.walk(0, target) {
             Ok(()) => {
                 s.verified = target;
@@ -439,14 +493,16 @@ pub fn scan<'a>(st: &Stream, seq: u32, payload: &'a [u8]) -> Result<Scan<'a>, Re
     }
 }
 
-fn be16_at(b: &[u8], at: usize) -> usize {
-    match b.get(at..at.saturating_add(2)) {
-        Some(&[x, y]) => usize::from(u16::from_be_bytes([x, y])),
-        _ => 0,
+fn be16_at<B: SegmentBytes + ?Sized>(b: &B, at: usize) -> usize {
+    let mut x = [0u8; 2];
+    if b.read(at, &mut x) {
+        usize::from(u16::from_be_bytes(x))
+    } else {
+        0
     }
 }
 
-impl Scan<'_> {
+impl<B: SegmentBytes + ?Sized> Scan<'_, B> {
     fn phase(&self) -> usize {
         self.pos as usize % INTERVAL
     }
@@ -488,7 +544,7 @@ impl Scan<'_> {
         }
         let leading = self.framing.markers && m == 0;
         let hdr = if leading {
-            if self.payload.len() < start.saturating_add(MARKER_LEN + HDR_LEN) {
+            if self.payload.size() < start.saturating_add(MARKER_LEN + HDR_LEN) {
                 return Err(Refusal::Straddles);
             }
             if be16_at(self.payload, start + 2) & !3 != 0 {
@@ -498,7 +554,7 @@ impl Scan<'_> {
         } else {
             start
         };
-        if self.payload.len() < hdr.saturating_add(HDR_LEN) {
+        if self.payload.size() < hdr.saturating_add(HDR_LEN) {
             return Err(Refusal::Straddles);
         }
         let ulpdu_len = be16_at(self.payload, hdr);
@@ -513,18 +569,25 @@ impl Scan<'_> {
         let end = start
             .checked_add(layout.wire_len)
             .ok_or(Refusal::Straddles)?;
-        let wire = self.payload.get(start..end).ok_or(Refusal::Straddles)?;
+        if end > self.payload.size() {
+            return Err(Refusal::Straddles);
+        }
         for (off, ptr) in layout.markers() {
-            if be16_at(wire, off.saturating_add(2)) & !3 != usize::from(ptr) {
+            let at = start.saturating_add(off).saturating_add(2);
+            if be16_at(self.payload, at) & !3 != usize::from(ptr) {
                 return Err(Refusal::MarkerInconsistent);
             }
         }
         if check_crc {
-            let (body, field) = wire
-                .split_at_checked(layout.wire_len.saturating_sub(CRC_LEN))
+            let body = layout
+                .wire_len
+                .checked_sub(CRC_LEN)
                 .ok_or(Refusal::BadLength)?;
-            let field: [u8; 4] = field.try_into().map_err(|_| Refusal::BadLength)?;
-            if crc32c::checksum(body) != crc32c::from_wire(field) {
+            let mut field = [0u8; CRC_LEN];
+            if !self.payload.read(start + body, &mut field) {
+                return Err(Refusal::BadLength);
+            }
+            if self.payload.crc32c(start, body) != Some(crc32c::from_wire(field)) {
                 return Err(Refusal::BadCrc);
             }
         }
@@ -555,9 +618,15 @@ impl Scan<'_> {
 
     /// The DDP/RDMAP decision for a whole, verified FPDU.
     fn classify(&self, f: &Found) -> Result<Placement, Refusal> {
-        // ULPDU_Length and the tagged DDP header, markers removed.
+        // ULPDU_Length and the tagged DDP header, markers removed: read
+        // with room for the one marker they can hold.
         let mut h = [0u8; PAYLOAD_OFF];
-        let wire = self.payload.get(f.hdr..f.end).unwrap_or(&[]);
+        let mut raw = [0u8; PAYLOAD_OFF + MARKER_LEN];
+        let have = f.end.saturating_sub(f.hdr).min(raw.len());
+        let wire = raw.get_mut(..have).unwrap_or(&mut []);
+        if !self.payload.read(f.hdr, wire) {
+            return Err(Refusal::BadLength);
+        }
         let n = if self.framing.markers {
             mpa::strip_markers(wire, self.pos.wrapping_add(f.hdr as u32), &mut h)
         } else {
@@ -613,11 +682,11 @@ impl Scan<'_> {
     }
 }
 
-impl Iterator for Scan<'_> {
+impl<B: SegmentBytes + ?Sized> Iterator for Scan<'_, B> {
     type Item = Result<Placement, Refused>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done || self.next >= self.payload.len() {
+        if self.done || self.next >= self.payload.size() {
             self.done = true;
             return None;
         }
@@ -972,6 +1041,68 @@ mod tests {
         }
     }
 
+    /// A segment's bytes in pieces of `step`, `step + 1`, ... bytes, read
+    /// as the kernel reads an skb's.
+    struct Scattered(Vec<Vec<u8>>);
+
+    impl Scattered {
+        fn new(b: &[u8], step: usize) -> Self {
+            let mut v = Vec::new();
+            let (mut at, mut n) = (0, step.max(1));
+            while at < b.len() {
+                let e = (at + n).min(b.len());
+                v.push(b[at..e].to_vec());
+                at = e;
+                n += 1;
+            }
+            Self(v)
+        }
+
+        /// The pieces of `len` bytes from `off`, or `None` past the end.
+        fn pieces(&self, off: usize, len: usize) -> Option<Vec<&[u8]>> {
+            let mut out = Vec::new();
+            let (mut base, mut off, mut len) = (0, off, len);
+            for p in &self.0 {
+                let end = base + p.len();
+                if len > 0 && off < end {
+                    let a = off - base;
+                    let n = (p.len() - a).min(len);
+                    out.push(&p[a..a + n]);
+                    off += n;
+                    len -= n;
+                }
+                base = end;
+            }
+            (len == 0).then_some(out)
+        }
+    }
+
+    impl SegmentBytes for Scattered {
+        fn size(&self) -> usize {
+            self.0.iter().map(Vec::len).sum()
+        }
+
+        fn read(&self, off: usize, out: &mut [u8]) -> bool {
+            let Some(ps) = self.pieces(off, out.len()) else {
+                return false;
+            };
+            let mut at = 0;
+            for p in ps {
+                out[at..at + p.len()].copy_from_slice(p);
+                at += p.len();
+            }
+            true
+        }
+
+        fn crc32c(&self, off: usize, len: usize) -> Option<u32> {
+            let mut c = crc32c::Crc32c::new();
+            for p in self.pieces(off, len)? {
+                c = c.update(p);
+            }
+            Some(c.finish())
+        }
+    }
+
     /// What a run of the kernel's out-of-order and in-order paths did.
     #[derive(Debug, Default)]
     struct Outcome {
@@ -1015,6 +1146,12 @@ mod tests {
                 }
             }
             let seq = mpa_seq.wrapping_add(c.start as u32);
+            // The same decisions from the bytes read where they lie, in
+            // pieces (as from an skb's fragments).
+            let flat: Result<Vec<_>, _> = scan(&st, seq, &seg).map(|x| x.collect());
+            let pieces = Scattered::new(&seg, 5 + 3 * i);
+            let apart: Result<Vec<_>, _> = scan_in(&st, seq, &pieces).map(|x| x.collect());
+            assert_eq!(flat, apart);
             let scan = match scan(&st, seq, &seg) {
                 Ok(s) => s,
                 Err(r) => {

@@ -174,14 +174,82 @@ impl Locked<'_> {
     }
 }
 
-/// A piece of TCP's out-of-order queue ([`Locked::ofo_copy`]).
-pub struct OfoPiece {
-    /// Sequence number of the first byte copied.
+/// Bytes of one skb of TCP's out-of-order queue, read where they lie
+/// ([`RxLocked::ofo_next`]); valid while the socket stays locked, which
+/// keeps the queue still.
+pub struct OfoSeg<'a> {
+    sk: &'a RxLocked<'a>,
+    /// Sequence number of the first byte.
     pub seq: u32,
-    /// Bytes copied.
+    /// Bytes (at most to the skb's end).
     pub len: usize,
-    /// Sequence number just past the data of the skb they came from.
+    /// Sequence number just past the skb's data.
     pub end: u32,
+}
+
+impl<'a> OfoSeg<'a> {
+    /// The first `len` bytes of it (fewer when it holds fewer).
+    pub fn head(&self, len: usize) -> OfoSeg<'a> {
+        OfoSeg {
+            sk: self.sk,
+            seq: self.seq,
+            len: len.min(self.len),
+            end: self.end,
+        }
+    }
+
+    /// Sequence number of the byte at offset `off`, when `len` bytes from
+    /// there lie in it.
+    fn at(&self, off: usize, len: usize) -> Option<u32> {
+        let end = off.checked_add(len)?;
+        (end <= self.len).then(|| self.seq.wrapping_add(off as u32))
+    }
+
+    /// Copies the `out.len()` bytes at offset `off` into `out`: false when
+    /// they are not all queued.
+    pub fn read(&self, off: usize, out: &mut [u8]) -> bool {
+        let Some(seq) = self.at(off, out.len()) else {
+            return false;
+        };
+        if out.is_empty() {
+            return true;
+        }
+        // SAFETY: By `RxLocked`'s invariant TCP's queues hold still (TCP changes its out-of-order
+        // queue only under the socket lock, or with the owner absent); the helper finds the skb
+        // holding the bytes again and copies only from it; `out` is writable for its length.
+        let r = unsafe {
+            ext::zcnet_helper_ddp_ofo_read(
+                self.sk.as_raw(),
+                seq,
+                out.as_mut_ptr().cast(),
+                out.len(),
+            )
+        };
+        r == 0
+    }
+
+    /// The CRC32c of the `len` bytes at offset `off`, computed where they
+    /// lie; `None` when they are not all queued.
+    pub fn crc32c(&self, off: usize, len: usize) -> Option<u32> {
+        let seq = self.at(off, len)?;
+        let mut crc = 0u32;
+        // SAFETY: As in `read`; `crc` is writable.
+        let r = unsafe { ext::zcnet_helper_ddp_ofo_crc32c(self.sk.as_raw(), seq, len, &mut crc) };
+        (r == 0).then_some(crc)
+    }
+
+    /// Copies the `len` bytes at offset `off` into `mr` at `mr_off`: the
+    /// one copy of out-of-order placement. `EINVAL` outside the
+    /// registration or this segment, `ENODATA` when they are not all
+    /// queued.
+    pub fn fill(&self, mr: &Mr, mr_off: u64, off: usize, len: usize) -> Result {
+        let seq = self.at(off, len).ok_or(EINVAL)?;
+        // SAFETY: The registration is live (`Mr`'s invariant) and the helper checks `mr_off +
+        // len` against its length; the socket is locked, as in `read`.
+        to_result(unsafe {
+            ext::zcnet_helper_ddp_mr_from_ofo(mr.as_raw(), mr_off, self.sk.as_raw(), seq, len)
+        })
+    }
 }
 
 impl RxLocked<'_> {
@@ -195,31 +263,22 @@ impl RxLocked<'_> {
         (copied, nxt)
     }
 
-    /// Copies into `buf` TCP payload that TCP accepted out of order and
-    /// holds in its out-of-order queue: of the first queued skb whose data
-    /// ends after sequence number `from`, its bytes from `from` (or its
-    /// first byte, when later) on. `None` when no such skb is queued.
-    pub fn ofo_copy(&self, from: u32, buf: &mut [u8]) -> Result<Option<OfoPiece>> {
+    /// TCP payload that TCP accepted out of order and holds in its
+    /// out-of-order queue, read in place: of the first queued skb whose
+    /// data ends after sequence number `from`, its bytes from `from` (or
+    /// its first byte, when later) on. `None` when no such skb is queued.
+    pub fn ofo_next(&self, from: u32) -> Option<OfoSeg<'_>> {
         let (mut seq, mut end) = (0u32, 0u32);
         // SAFETY: By the type invariant TCP's queues hold still (`RxLocked`: TCP changes its
-        // out-of-order queue only under that lock, or with the owner absent); `buf` is writable
-        // for its length; `seq` and `end` are writable.
-        let r = unsafe {
-            ext::zcnet_helper_ddp_ofo_copy(
-                self.as_raw(),
-                from,
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-                &mut seq,
-                &mut end,
-            )
-        };
-        to_result(r.min(0))?;
-        Ok((r > 0).then_some(OfoPiece {
+        // out-of-order queue only under that lock, or with the owner absent); `seq` and `end` are
+        // writable.
+        let r = unsafe { ext::zcnet_helper_ddp_ofo_next(self.as_raw(), from, &mut seq, &mut end) };
+        (r > 0).then(|| OfoSeg {
+            sk: self,
             seq,
-            len: r as usize,
+            len: end.wrapping_sub(seq) as usize,
             end,
-        }))
+        })
     }
 
     /// The socket's work item runs when a TCP segment with payload arrives
@@ -334,6 +393,13 @@ impl RxLocked<'_> {
     pub fn rcvbuf(&self) -> usize {
         // SAFETY: By the type invariant the socket is live; one field read.
         unsafe { ext::zcnet_helper_ddp_rcvbuf(self.as_raw()) as usize }
+    }
+
+    /// Whether TCP holds data out of order after sequence number `seq`.
+    pub fn ofo_beyond(&self, seq: u32) -> bool {
+        // SAFETY: By the type invariant TCP's queues hold still (`RxLocked`); the helper reads its
+        // out-of-order queue's root and last skb.
+        unsafe { ext::zcnet_helper_ddp_ofo_beyond(self.as_raw(), seq) }
     }
 
     /// Whether TCP holds segments out of order (a hole before them).

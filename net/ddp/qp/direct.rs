@@ -21,7 +21,7 @@
 //! staging path, FPDU by FPDU, which reports errors as before: a corrupted
 //! FPDU is never placed by either path.
 
-use super::{Qp, STAGE};
+use super::{ooo::HEAD, Qp, STAGE};
 use crate::stat::s;
 use crate::wire::{
     crc32c,
@@ -163,7 +163,17 @@ impl Qp {
         if !matches!(sk.peek(crc_at, &mut field), Ok(true)) {
             return self.stage(s::RX_STAGED_FRAMING, total);
         }
-        if self.rx.crc {
+        // Placed out of order already, from bytes with this head and CRC
+        // that the CRC checked: nothing here reads the payload, so the
+        // CRC pass over it is not made again.
+        let io = self
+            .ooo
+            .as_ref()
+            .and_then(|o| o.in_order_at(sk, start, u, h.get(..HEAD), Some(field), false));
+        let placed = io.as_ref().is_some_and(|i| i.skip);
+        if placed {
+            self.counts.add(s::OOO_SKIPPED_CRC, (u - hl) as i64);
+        } else if self.rx.crc {
             match sk.queue_crc32c(0, total - mpa::CRC_LEN) {
                 Ok(Some(c)) if c == crc32c::from_wire(field) => {}
                 Ok(Some(c)) => {
@@ -180,12 +190,8 @@ impl Qp {
             at: (mpa::HDR_LEN + hl) as u32,
             len: u - hl,
         };
-        let io = self
-            .ooo
-            .as_ref()
-            .and_then(|o| o.in_order_at(sk, start, u, Some(field), false));
         self.fpdu_received();
-        self.skip_copy = io.as_ref().is_some_and(|i| i.skip);
+        self.skip_copy = placed;
         let r = match (seg.opcode, seg.ddp) {
             (Opcode::Write, Header::Tagged(t)) => self.place_write(sk, t, data),
             (Opcode::ReadResponse, Header::Tagged(t)) => self.place_read_resp(sk, t, data),

@@ -7,32 +7,40 @@
 //! item when a TCP segment with payload arrives ahead of `rcv_nxt`. The work
 //! item (socket locked, which serialises it with the in-order path and
 //! keeps TCP's out-of-order queue still) first runs the in-order path, then
-//! [`Qp::ooo_walk`]: it copies what TCP accepted into its out-of-order queue
-//! and has not been scanned yet into a scratch buffer allocated at start-up,
-//! hands it to [`engine::scan`] and, for each placement, checks the
-//! registration (valid, this connection's, the access, the bounds, the
-//! peer unable to invalidate it; for a Read Response also an outstanding
-//! Read's sink), records the FPDU's sequence range in a [`PlacedSet`] and
-//! its CRC, and only then copies the payload into the registered memory.
+//! [`Qp::ooo_walk`]: it hands what TCP accepted into its out-of-order queue
+//! and has not been scanned yet to [`engine::scan_in`], which reads it where
+//! it lies (headers a few bytes at a time, the CRC computed over the skb)
+//! and, for each placement, checks the registration (valid, this
+//! connection's, the access, the bounds, the peer unable to invalidate it;
+//! for a Read Response also an outstanding Read's sink), records the
+//! FPDU's sequence range in a [`PlacedSet`] with its head and CRC, and
+//! only then copies the payload from the skb into the registered memory:
+//! one copy.
 //!
 //! The in-order path still parses every FPDU and acts on it in order
 //! (completions keep RFC 5040's order); for an FPDU whose range was
-//! recorded with the same CRC it skips only the copy. A recorded range met
-//! with another CRC (a retransmission with other bytes) is copied again.
+//! recorded with the same header and CRC it skips the copy, and the
+//! direct path also the CRC pass over the queued bytes: the header it acts
+//! on equals the one checked before the placement, and it reads none of
+//! the payload. A recorded range met with another header or CRC (a
+//! retransmission with other bytes) is checked and copied again.
 
 use super::Qp;
 use crate::stat::{self, s};
 use crate::uapi;
 use crate::wire::{
+    ddp,
     mpa::{self, Fpdu, FpduLayout},
-    ooo::{self as engine, PlacedSet, Placement, Refusal, SeqRange, Stream},
+    ooo::{self as engine, PlacedSet, Placement, Refusal, SegmentBytes, SeqRange, Stream},
     rdmap::Opcode,
 };
+use crate::zcnet::ddp_sock::OfoSeg;
 use crate::zcnet::ulp::{Locked, RxLocked};
 use kernel::prelude::*;
 
-/// The scratch buffer: TCP payload is scanned in windows of at most this.
-pub(super) const SCRATCH: usize = 16384;
+/// TCP payload is scanned in windows of at most this: a longer skb is cut
+/// after the last whole FPDU its length fields lead to.
+const WINDOW: usize = 16384;
 /// FPDUs placed out of order and not yet met in order, with their CRCs.
 const RECS: usize = 256;
 /// Ranges of the placed set (the engine's intended size).
@@ -42,10 +50,16 @@ const RANGES: usize = 32;
 const STEPS_PER_RUN: usize = 64;
 const BYTES_PER_RUN: usize = 256 * 1024;
 
-/// One FPDU placed out of order.
+/// The bytes of an FPDU's head recorded: the MPA length and the tagged
+/// DDP/RDMAP header (markers skipped).
+pub(super) const HEAD: usize = mpa::HDR_LEN + ddp::TAGGED_HDR_LEN;
+
+/// One FPDU placed out of order: its range, head and CRC, all checked by
+/// the CRC before the placement.
 #[derive(Clone, Copy)]
 struct Rec {
     fpdu: SeqRange,
+    head: [u8; HEAD],
     crc: [u8; 4],
 }
 
@@ -59,13 +73,13 @@ pub(crate) struct Ooo {
     recs: KVec<Rec>,
     /// Out-of-order bytes before this were scanned.
     scanned: Option<u32>,
-    scratch: KVVec<u8>,
 }
 
 /// What the in-order path does with an FPDU.
 pub(super) struct InOrder {
     range: SeqRange,
-    /// Placed out of order with the same CRC: no copy.
+    /// Placed out of order with the same head and CRC: no copy, and no
+    /// second CRC pass where the CRC is not computed yet.
     pub(super) skip: bool,
 }
 
@@ -80,7 +94,6 @@ impl Ooo {
             placed: PlacedSet::new(0),
             recs,
             scanned: None,
-            scratch: KVVec::from_elem(0u8, SCRATCH, GFP_KERNEL)?,
         })
     }
 
@@ -94,6 +107,16 @@ impl Ooo {
             self.mpa_seq = Some(copied.wrapping_sub(pos));
             self.placed = PlacedSet::new(copied);
         }
+    }
+
+    /// Whether TCP holds data out of order that the walk has not scanned
+    /// (placement on).
+    pub(super) fn unscanned(&self, sk: &RxLocked<'_>) -> bool {
+        self.on
+            && match self.scanned {
+                Some(x) => sk.ofo_beyond(x),
+                None => sk.ofo_queued(),
+            }
     }
 
     /// The in-order path completed FPDU `f` (its bytes in `fbuf`, markers
@@ -110,16 +133,18 @@ impl Ooo {
         let crc = fbuf
             .get(n.saturating_sub(mpa::CRC_LEN)..n)
             .and_then(|c| <[u8; 4]>::try_from(c).ok());
-        self.in_order_at(sk, f.start, f.ulpdu_len, crc, markers)
+        self.in_order_at(sk, f.start, f.ulpdu_len, fbuf.get(..HEAD), crc, markers)
     }
 
     /// As [`Ooo::in_order`], for the FPDU at stream position `start` with
-    /// a ULPDU of `ulpdu_len` bytes and the CRC field `crc`.
+    /// a ULPDU of `ulpdu_len` bytes, its first bytes `head` (markers
+    /// removed) and the CRC field `crc`.
     pub(super) fn in_order_at(
         &self,
         sk: &RxLocked<'_>,
         start: u32,
         ulpdu_len: usize,
+        head: Option<&[u8]>,
         crc: Option<[u8; 4]>,
         markers: bool,
     ) -> Option<InOrder> {
@@ -133,7 +158,7 @@ impl Ooo {
             && self
                 .recs
                 .iter()
-                .any(|r| r.fpdu == range && Some(r.crc) == crc);
+                .any(|r| r.fpdu == range && Some(r.crc) == crc && head == Some(&r.head[..]));
         if !skip {
             stat::add(sk.net(), s::OOO_RETRANS_DIFFER, 1);
         }
@@ -155,36 +180,70 @@ impl Ooo {
     }
 }
 
-/// The last 4 FPDU bytes (its CRC) of the FPDU `fpdu` in `seg`, whose first
-/// byte has sequence number `seq`; markers skipped.
-fn fpdu_crc(seg: &[u8], seq: u32, fpdu: SeqRange, mpa_seq: u32, markers: bool) -> Option<[u8; 4]> {
-    let mut out = [0u8; 4];
-    let mut need = 4;
-    let mut at = fpdu.end.wrapping_sub(seq) as usize;
-    // At most one marker in the last 8 bytes.
-    for _ in 0..8 {
-        if need == 0 {
-            break;
-        }
-        at = at.checked_sub(1)?;
-        let pos = seq.wrapping_add(at as u32).wrapping_sub(mpa_seq);
-        if markers && (pos % mpa::MARKER_INTERVAL) < mpa::MARKER_LEN as u32 {
-            continue;
-        }
-        need -= 1;
-        *out.get_mut(need)? = *seg.get(at)?;
+/// The engine reads out-of-order skbs where they lie.
+impl SegmentBytes for OfoSeg<'_> {
+    fn size(&self) -> usize {
+        self.len
     }
-    (need == 0).then_some(out)
+
+    fn read(&self, off: usize, out: &mut [u8]) -> bool {
+        OfoSeg::read(self, off, out)
+    }
+
+    fn crc32c(&self, off: usize, len: usize) -> Option<u32> {
+        OfoSeg::crc32c(self, off, len)
+    }
 }
 
-/// The length of the whole FPDUs at the start of `b` (no markers), walking
-/// their length fields: where a window cut from a longer skb may end.
-fn whole_fpdus(b: &[u8]) -> usize {
+/// The first [`HEAD`] bytes of the FPDU `fpdu` in `seg` (markers
+/// skipped; a head shorter than the marker interval holds one at most).
+fn fpdu_head(seg: &OfoSeg<'_>, fpdu: SeqRange, mpa_seq: u32, markers: bool) -> Option<[u8; HEAD]> {
+    let mut raw = [0u8; HEAD + mpa::MARKER_LEN];
+    let n = raw.len().min(fpdu.len() as usize);
+    let raw = raw.get_mut(..n)?;
+    if !seg.read(fpdu.start.wrapping_sub(seg.seq) as usize, raw) {
+        return None;
+    }
+    let mut out = [0u8; HEAD];
+    let got = if markers {
+        mpa::strip_markers(raw, fpdu.start.wrapping_sub(mpa_seq), &mut out)
+    } else {
+        out.copy_from_slice(raw.get(..HEAD)?);
+        HEAD
+    };
+    (got == HEAD).then_some(out)
+}
+
+/// The last 4 bytes (its CRC) of the FPDU `fpdu` in `seg`; markers skipped
+/// (the last 8 bytes hold one at most).
+fn fpdu_crc(seg: &OfoSeg<'_>, fpdu: SeqRange, mpa_seq: u32, markers: bool) -> Option<[u8; 4]> {
+    let n = 8usize.min(fpdu.len() as usize);
+    let from = fpdu.end.wrapping_sub(n as u32);
+    let mut raw = [0u8; 8];
+    let raw = raw.get_mut(..n)?;
+    if !seg.read(from.wrapping_sub(seg.seq) as usize, raw) {
+        return None;
+    }
+    let mut out = [0u8; 8];
+    let got = if markers {
+        mpa::strip_markers(raw, from.wrapping_sub(mpa_seq), &mut out)
+    } else {
+        out.get_mut(..n)?.copy_from_slice(raw);
+        n
+    };
+    <[u8; 4]>::try_from(out.get(got.checked_sub(mpa::CRC_LEN)?..got)?).ok()
+}
+
+/// The length of the whole FPDUs at the start of `seg` (no markers), at
+/// most `max`, walking their length fields: where a window cut from a
+/// longer skb may end.
+fn whole_fpdus(seg: &OfoSeg<'_>, max: usize) -> usize {
     let mut off = 0usize;
-    while let Some(h) = b.get(off..off + 2) {
-        let n = mpa::fpdu_len(usize::from(u16::from_be_bytes([h[0], h[1]])));
+    let mut h = [0u8; 2];
+    while seg.read(off, &mut h) {
+        let n = mpa::fpdu_len(usize::from(u16::from_be_bytes(h)));
         match off.checked_add(n) {
-            Some(e) if e <= b.len() => off = e,
+            Some(e) if e <= max.min(seg.len) => off = e,
             _ => break,
         }
     }
@@ -237,7 +296,6 @@ impl Qp {
             Some(x) if engine::after(x, copied) => x,
             _ => copied,
         };
-        let mut buf = core::mem::take(&mut o.scratch);
         let (mut steps, mut bytes) = (0usize, 0usize);
         loop {
             if steps >= STEPS_PER_RUN || bytes >= BYTES_PER_RUN {
@@ -246,40 +304,36 @@ impl Qp {
                 break;
             }
             steps += 1;
-            let piece = match sk.ofo_copy(from, &mut buf) {
-                Ok(Some(x)) => x,
-                _ => break,
+            let Some(rest) = sk.ofo_next(from) else {
+                break;
             };
-            let got = buf.get(..piece.len).unwrap_or(&[]);
             // The rest of the skb in one window: the engine sees it as one
             // segment (its FPDUs must end where it ends). Longer: cut after
             // the last whole FPDU its length fields lead to (the CRC still
             // checks every guess); with markers the engine finds the FPDUs
             // by them.
-            let whole = piece.seq.wrapping_add(piece.len as u32) == piece.end;
-            let win = if whole || markers {
-                piece.len
+            let win = if rest.len <= WINDOW || markers {
+                rest.len
             } else {
-                whole_fpdus(got)
+                whole_fpdus(&rest, WINDOW)
             };
             if win == 0 {
-                // An FPDU longer than the scratch buffer: left in order.
+                // An FPDU longer than a window: left in order.
                 stat::add(sk.net(), s::OOO_REFUSED, 1);
-                from = piece.end;
+                from = rest.end;
                 o.scanned = Some(from);
                 continue;
             }
-            self.ooo_segment(sk, o, &st, piece.seq, got.get(..win).unwrap_or(&[]));
-            from = piece.seq.wrapping_add(win as u32);
+            self.ooo_segment(sk, o, &st, &rest.head(win));
+            from = rest.seq.wrapping_add(win as u32);
             o.scanned = Some(from);
             bytes += win;
         }
-        super::put_back(&mut o.scratch, buf);
     }
 
-    /// One window of out-of-order payload at sequence number `seq`.
-    fn ooo_segment(&mut self, sk: &Locked<'_>, o: &mut Ooo, st: &Stream, seq: u32, seg: &[u8]) {
-        let scan = match engine::scan(st, seq, seg) {
+    /// One window of out-of-order payload, read where it lies.
+    fn ooo_segment(&mut self, sk: &Locked<'_>, o: &mut Ooo, st: &Stream, seg: &OfoSeg<'_>) {
+        let scan = match engine::scan_in(st, seg.seq, seg) {
             Ok(x) => x,
             Err(Refusal::NotAhead | Refusal::NoData) => return,
             Err(_) => {
@@ -290,7 +344,7 @@ impl Qp {
         let mut refused = 0i64;
         for d in scan {
             let ok = match d {
-                Ok(p) => self.ooo_place(sk, o, seq, seg, &p).is_ok(),
+                Ok(p) => self.ooo_place(sk, o, seg, &p).is_ok(),
                 Err(_) => false,
             };
             if !ok {
@@ -307,8 +361,7 @@ impl Qp {
         &mut self,
         sk: &Locked<'_>,
         o: &mut Ooo,
-        seq: u32,
-        seg: &[u8],
+        seg: &OfoSeg<'_>,
         p: &Placement,
     ) -> Result<(), ()> {
         // Placed already (a retransmission that came out of order too).
@@ -350,23 +403,28 @@ impl Qp {
             }
         }
         let mpa_seq = o.mpa_seq.ok_or(())?;
-        let crc = fpdu_crc(seg, seq, p.fpdu, mpa_seq, self.rx.markers).ok_or(())?;
+        let crc = fpdu_crc(seg, p.fpdu, mpa_seq, self.rx.markers).ok_or(())?;
+        let head = fpdu_head(seg, p.fpdu, mpa_seq, self.rx.markers).ok_or(())?;
         if o.recs.len() >= RECS {
             return Err(());
         }
         // Recorded first, then copied.
         o.placed.insert(p.fpdu).map_err(|_| ())?;
         o.recs
-            .push_within_capacity(Rec { fpdu: p.fpdu, crc })
+            .push_within_capacity(Rec {
+                fpdu: p.fpdu,
+                head,
+                crc,
+            })
             .map_err(|_| ())?;
         let mut n = 0usize;
         let mut copy = || -> Result<(), ()> {
             let mr = &mut self.regions.get_mut(i).ok_or(())?.mr;
             for piece in p.pieces() {
-                let b = seg.get(piece.bytes.clone()).ok_or(())?;
+                let len = piece.bytes.len();
                 let at = off.checked_add(piece.to.wrapping_sub(p.to)).ok_or(())?;
-                mr.write(at, b).map_err(|_| ())?;
-                n += b.len();
+                seg.fill(mr, at, piece.bytes.start, len).map_err(|_| ())?;
+                n += len;
             }
             Ok(())
         };

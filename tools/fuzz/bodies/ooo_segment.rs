@@ -17,11 +17,14 @@
 //! check and the PlacedSet never panic and hold their invariants. In mode 1
 //! a placement at a real FPDU's range carries that FPDU's data and is never
 //! one the burst touched, and with clean FPDU-aligned segments every
-//! non-empty tagged FPDU outside the hole is placed.
+//! non-empty tagged FPDU outside the hole is placed. In both modes the
+//! engine decides the same when it reads the segment in two pieces
+//! (`scan_in`, as the kernel reads an skb where it lies).
 
+use zcwire::crc32c::Crc32c;
 use zcwire::ddp::Header;
 use zcwire::mpa::{encode_fpdu, fpdu_len, FpduLayout, FpduParser, Framing};
-use zcwire::ooo::{self, Need, PlacedSet, Placement, Region, SeqRange, Stream};
+use zcwire::ooo::{self, Need, PlacedSet, Placement, Region, SegmentBytes, SeqRange, Stream};
 use zcwire::rdmap::{self, Opcode, Segment};
 
 /// A 64-bit LCG (Knuth's MMIX constants); the high half is the output.
@@ -35,6 +38,57 @@ impl Rng {
             .wrapping_add(1_442_695_040_888_963_407);
         (self.0 >> 32) as u32
     }
+}
+
+/// A segment in two pieces split at an offset, as an skb's linear part and
+/// a fragment hold it.
+struct Split<'a>(&'a [u8], &'a [u8]);
+
+impl Split<'_> {
+    fn byte(&self, at: usize) -> Option<u8> {
+        match at.checked_sub(self.0.len()) {
+            None => self.0.get(at).copied(),
+            Some(b) => self.1.get(b).copied(),
+        }
+    }
+}
+
+impl SegmentBytes for Split<'_> {
+    fn size(&self) -> usize {
+        self.0.len() + self.1.len()
+    }
+
+    fn read(&self, off: usize, out: &mut [u8]) -> bool {
+        for (i, o) in out.iter_mut().enumerate() {
+            match off.checked_add(i).and_then(|at| self.byte(at)) {
+                Some(b) => *o = b,
+                None => return false,
+            }
+        }
+        true
+    }
+
+    fn crc32c(&self, off: usize, len: usize) -> Option<u32> {
+        let end = off.checked_add(len).filter(|&e| e <= self.size())?;
+        let a = self.0.len();
+        let mut c = Crc32c::new();
+        if off < a {
+            c = c.update(&self.0[off..end.min(a)]);
+        }
+        if end > a {
+            c = c.update(&self.1[off.max(a) - a..end - a]);
+        }
+        Some(c.finish())
+    }
+}
+
+/// The engine's decisions on `seg` read whole and read in two pieces split
+/// at `cut` must be the same.
+fn same_apart(st: &Stream, seq: u32, seg: &[u8], cut: usize) {
+    let (a, b) = seg.split_at(cut.min(seg.len()));
+    let whole: Result<Vec<_>, _> = ooo::scan(st, seq, seg).map(|x| x.collect());
+    let apart: Result<Vec<_>, _> = ooo::scan_in(st, seq, &Split(a, b)).map(|x| x.collect());
+    assert_eq!(whole, apart);
 }
 
 /// A tagged FPDU's target offset and payload (`None` for a Send).
@@ -154,6 +208,7 @@ pub fn run(data: &[u8]) {
             next_fpdu,
         };
         set.advance(rcv_nxt);
+        same_apart(&st, seq, rest, rng.next() as usize % (rest.len() + 1));
         if let Ok(scan) = ooo::scan(&st, seq, rest) {
             assert!(framing.crc);
             for p in scan.flatten() {
@@ -257,6 +312,7 @@ pub fn run(data: &[u8]) {
     for c in cuts.iter().skip(1) {
         let seq = mpa_seq.wrapping_add(c.start as u32);
         let seg = &wire[c.clone()];
+        same_apart(&st, seq, seg, rng.next() as usize % (seg.len() + 1));
         let Ok(scan) = ooo::scan(&st, seq, seg) else {
             continue;
         };

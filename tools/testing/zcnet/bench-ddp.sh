@@ -38,13 +38,17 @@
 # $ZCNET_ARTIFACTS (runs.tsv and the programs' own outputs).
 #
 #   bench-ddp.sh [ZCBENCH_SECONDS=2] [ZCBENCH_ITERS=200] [BENCH_DDP_PARTS=all]
+#                [BENCH_DDP_FAULTS=NAME:NETEM|...] [BENCH_DDP_FAULT_ROUNDS=3]
 # BENCH_DDP_PARTS: the parts to run, of main (tcp, zcddp, siw), siwverbs
 # (zcddp-siw), faults, faultlat and rping, comma-separated; all by default.
+# BENCH_DDP_FAULTS: the faults of parts faults and faultlat, NAME:netem
+# arguments, |-separated (default below).
 set -u
 for a in "$@"; do
   case "$a" in
     "") ;;
-    ZCBENCH_SECONDS=*|ZCBENCH_ITERS=*|BENCH_DDP_PARTS=*) export "${a?}" ;;
+    ZCBENCH_SECONDS=*|ZCBENCH_ITERS=*|BENCH_DDP_PARTS=*|BENCH_DDP_FAULTS=*|BENCH_DDP_FAULT_ROUNDS=*)
+      export "${a?}" ;;
     *) echo "bench-ddp: unknown argument $a"; exit 2 ;;
   esac
 done
@@ -177,8 +181,8 @@ fi
 # on pa/pb (perftest); zcddp to zcddp with out-of-order placement on and
 # off, and TCP's stream, on va/vb at the end (each round reloads zcddp).
 FAULT_SIZE=65536
-FAULT_ROUNDS=3
-FAULTS="clean:|reorder1:delay 2ms reorder 1%|loss1:loss 1%"
+FAULT_ROUNDS=${BENCH_DDP_FAULT_ROUNDS:-3}
+FAULTS=${BENCH_DDP_FAULTS:-"clean:|reorder1:delay 2ms reorder 1%|loss1:loss 1%"}
 IFS='|' read -r -a faults <<< "$FAULTS"
 netem() { # NS DEV NETEM-ARGS (empty: none)
   ip netns exec "$1" tc qdisc del dev "$2" root 2>/dev/null
@@ -309,13 +313,13 @@ jbw() { # JSON KEY: the one bandwidth row's KEY
 # zstat NAME: a counter of b's /proc/net/zcddp_stat (0 without zcddp).
 zstat() { ip netns exec b awk -v n="$1" '$1 == n { v = $2 } END { print v + 0 }' /proc/net/zcddp_stat 2>/dev/null || echo 0; }
 # copies: b's received payload bytes and their copies so far: placed
-# directly (one copy, skb to registration), out of order (two: out of
-# TCP's out-of-order queue into a scratch buffer, then into the
-# registration; not copied again in order), staged (two: out of TCP into
+# directly (one copy, skb to registration), out of order (one: out of
+# the skb in TCP's out-of-order queue into the registration; not copied
+# again in order; two before 2026-11-28, through a scratch buffer), staged (two: out of TCP into
 # the staging buffer, then into the registration; a third through the
 # parser's FPDU buffer for those reassembled there).
 copies() {
-  echo "$(zstat ZcddpBytesPlaced) $(( $(zstat ZcddpRxBytesDirect) + 2 * $(zstat ZcddpBytesPlacedOutOfOrder) +
+  echo "$(zstat ZcddpBytesPlaced) $(( $(zstat ZcddpRxBytesDirect) + $(zstat ZcddpBytesPlacedOutOfOrder) +
     2 * ( $(zstat ZcddpRxBytesStagedSmall) + $(zstat ZcddpRxBytesStagedFraming) ) +
     $(zstat ZcddpRxBytesReassembled) ))"
 }
