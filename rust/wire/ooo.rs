@@ -359,7 +359,7 @@ struct Found {
 /// The FPDUs of one out-of-order segment, in order: an iterator of
 /// placements and refusals. Ends after the last whole FPDU, or after the
 /// first framing error (a [`Refused`] without an FPDU range).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Scan<'a, B: SegmentBytes + ?Sized = [u8]> {
     payload: &'a B,
     seq: u32,
@@ -372,6 +372,22 @@ pub struct Scan<'a, B: SegmentBytes + ?Sized = [u8]> {
     /// FPDUs starting before this offset had their CRC checked already.
     verified: usize,
     done: bool,
+}
+
+// By hand: a derived `Clone` would ask `B: Clone`, which `[u8]` is not.
+impl<B: SegmentBytes + ?Sized> Clone for Scan<'_, B> {
+    fn clone(&self) -> Self {
+        Self {
+            payload: self.payload,
+            seq: self.seq,
+            framing: self.framing,
+            max_ulpdu: self.max_ulpdu,
+            pos: self.pos,
+            next: self.next,
+            verified: self.verified,
+            done: self.done,
+        }
+    }
 }
 
 /// Looks at one segment that arrived ahead of the in-order position:
@@ -1148,7 +1164,7 @@ mod tests {
             let seq = mpa_seq.wrapping_add(c.start as u32);
             // The same decisions from the bytes read where they lie, in
             // pieces (as from an skb's fragments).
-            let flat: Result<Vec<_>, _> = scan(&st, seq, &seg).map(|x| x.collect());
+            let flat: Result<Vec<_>, _> = scan(&st, seq, &seg).map(|x| x.clone().collect());
             let pieces = Scattered::new(&seg, 5 + 3 * i);
             let apart: Result<Vec<_>, _> = scan_in(&st, seq, &pieces).map(|x| x.collect());
             assert_eq!(flat, apart);
