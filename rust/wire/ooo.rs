@@ -93,6 +93,8 @@ const INTERVAL: usize = mpa::MARKER_INTERVAL as usize;
 const BETWEEN: usize = INTERVAL - MARKER_LEN;
 /// Offset of a tagged segment's payload from the ULPDU_Length field.
 const PAYLOAD_OFF: usize = HDR_LEN + ddp::TAGGED_HDR_LEN;
+/// The bytes of a placement's [`Placement::head`].
+pub const HEAD_LEN: usize = PAYLOAD_OFF;
 
 /// A segment's bytes where they lie, read by the engine a few bytes at a
 /// time, with the CRC computed in place.
@@ -271,6 +273,10 @@ pub struct Placement {
     /// The TCP sequence range of the whole FPDU (to record in a
     /// [`PlacedSet`]).
     pub fpdu: SeqRange,
+    /// The FPDU's first bytes, markers removed: its MPA length and tagged
+    /// DDP/RDMAP header, which the CRC covered (for the caller to know the
+    /// FPDU again when the in-order path meets it).
+    pub head: [u8; HEAD_LEN],
     /// Stream position of the segment's first byte modulo 512, with
     /// markers.
     phase: Option<usize>,
@@ -693,6 +699,7 @@ impl<B: SegmentBytes + ?Sized> Scan<'_, B> {
             last: t.last,
             bytes: first..last + 1,
             fpdu: SeqRange::new(self.seq_of(f.start), self.seq_of(f.end)),
+            head: h,
             phase: self.marker_phase(),
         })
     }

@@ -29,7 +29,6 @@ use super::Qp;
 use crate::stat::{self, s};
 use crate::uapi;
 use crate::wire::{
-    ddp,
     mpa::{self, Fpdu, FpduLayout},
     ooo::{self as engine, PlacedSet, Placement, Refusal, SegmentBytes, SeqRange, Stream},
     rdmap::Opcode,
@@ -51,8 +50,8 @@ const STEPS_PER_RUN: usize = 64;
 const BYTES_PER_RUN: usize = 256 * 1024;
 
 /// The bytes of an FPDU's head recorded: the MPA length and the tagged
-/// DDP/RDMAP header (markers skipped).
-pub(super) const HEAD: usize = mpa::HDR_LEN + ddp::TAGGED_HDR_LEN;
+/// DDP/RDMAP header (markers skipped), as the engine read them.
+pub(super) const HEAD: usize = engine::HEAD_LEN;
 
 /// One FPDU placed out of order: its range, head and CRC, all checked by
 /// the CRC before the placement.
@@ -193,25 +192,6 @@ impl SegmentBytes for OfoSeg<'_> {
     fn crc32c(&self, off: usize, len: usize) -> Option<u32> {
         OfoSeg::crc32c(self, off, len)
     }
-}
-
-/// The first [`HEAD`] bytes of the FPDU `fpdu` in `seg` (markers
-/// skipped; a head shorter than the marker interval holds one at most).
-fn fpdu_head(seg: &OfoSeg<'_>, fpdu: SeqRange, mpa_seq: u32, markers: bool) -> Option<[u8; HEAD]> {
-    let mut raw = [0u8; HEAD + mpa::MARKER_LEN];
-    let n = raw.len().min(fpdu.len() as usize);
-    let raw = raw.get_mut(..n)?;
-    if !seg.read(fpdu.start.wrapping_sub(seg.seq) as usize, raw) {
-        return None;
-    }
-    let mut out = [0u8; HEAD];
-    let got = if markers {
-        mpa::strip_markers(raw, fpdu.start.wrapping_sub(mpa_seq), &mut out)
-    } else {
-        out.copy_from_slice(raw.get(..HEAD)?);
-        HEAD
-    };
-    (got == HEAD).then_some(out)
 }
 
 /// The last 4 bytes (its CRC) of the FPDU `fpdu` in `seg`; markers skipped
@@ -404,7 +384,6 @@ impl Qp {
         }
         let mpa_seq = o.mpa_seq.ok_or(())?;
         let crc = fpdu_crc(seg, p.fpdu, mpa_seq, self.rx.markers).ok_or(())?;
-        let head = fpdu_head(seg, p.fpdu, mpa_seq, self.rx.markers).ok_or(())?;
         if o.recs.len() >= RECS {
             return Err(());
         }
@@ -413,7 +392,7 @@ impl Qp {
         o.recs
             .push_within_capacity(Rec {
                 fpdu: p.fpdu,
-                head,
+                head: p.head,
                 crc,
             })
             .map_err(|_| ())?;
