@@ -42,7 +42,9 @@
 #     bytes; with ZCDDP_OOO 0 nothing is placed out of order or seen ahead;
 #     byte-exact under 1% and 5% loss, duplication and corruption on top;
 #     siw_verbs with zcddp-verbs under the same faults both ways, siw's
-#     FPDUs placed out of order; one hole held open with nothing after it
+#     FPDUs placed out of order and seen in zcddp's region ahead of a hole
+#     by a thread in zcddp-verbs (none into a region siw may invalidate);
+#     one hole held open with nothing after it
 #     in order (IPv4, IPv6): the Writes ahead of it placed by the netfilter
 #     hook's kick alone
 #   - in-order direct placement (issue 12): the payload copied once from
@@ -626,18 +628,34 @@ if [ -e /sys/class/infiniband/siwb ]; then
   # initiator: zcddp's regions take out-of-order placement
   # (--no-remote-inv), so siw's Writes and Read Responses that arrive ahead
   # of a hole are placed at once (siw aligns its FPDUs with segments).
-  for rate in 1 5; do
-    siw_lockdep "siw_verbs with zcddp-verbs through netem, $rate%" && continue
-    SV_NETEM="delay 20ms reorder 25% loss $rate% duplicate $rate% corrupt $rate%"
+  # zcddp-verbs --watch: a thread watches zcddp's region while siw
+  # RDMA-Writes it and sees blocks of siw's Write that came behind a hole
+  # in memory before the hole was filled (tools/zcddp/src/watch.rs). Last,
+  # the control: the same at 1% with a region the peer may invalidate, so
+  # nothing is placed out of order, and the watch sees nothing ahead.
+  for rate in 1 5 1c; do
+    siw_lockdep "siw_verbs with zcddp-verbs through netem, ${rate%c}%" && continue
+    SV_NETEM="delay 20ms reorder 25% loss ${rate%c}% duplicate ${rate%c}% corrupt ${rate%c}%"
     ip netns exec a tc qdisc replace dev va root netem $SV_NETEM
     ip netns exec b tc qdisc replace dev vb root netem $SV_NETEM
     o0=$(procv b ZcddpBytesPlacedOutOfOrder)
-    sverbs "siw_verbs -c with zcddp-verbs -s, 256 KiB, CRC, through netem $SV_NETEM both ways" c 262144 "--crc --no-remote-inv"
+    if [ "$rate" = 1c ]; then
+      sverbs "the same into a region siw may invalidate (no placement out of order), 1%" c 262144 "--crc --watch"
+    else
+      sverbs "siw_verbs -c with zcddp-verbs -s, 256 KiB, CRC, through netem $SV_NETEM both ways" c 262144 "--crc --no-remote-inv --watch"
+    fi
     ip netns exec a tc qdisc del dev va root
     ip netns exec b tc qdisc del dev vb root
     o1=$(( $(procv b ZcddpBytesPlacedOutOfOrder) - o0 ))
+    ah=$(grep -o 'watch scans=[0-9]* ahead=[0-9]*' /tmp/vz | grep -o 'ahead=[0-9]*' | cut -d= -f2)
+    if [ "$rate" = 1c ]; then
+      t_expect "  nothing placed out of order, no byte seen ahead of a hole" "0 0" "$o1 ${ah:-none}"
+      continue
+    fi
     [ "$o1" -gt 0 ] 2>/dev/null && t_ok "  siw's FPDUs that overtook a hole placed out of order ($o1 bytes)" ||
       t_fail "  siw's FPDUs that overtook a hole placed out of order" "ZcddpBytesPlacedOutOfOrder moved by ${o1:-?}"
+    [ "${ah:-0}" -gt 0 ] 2>/dev/null && t_ok "  zcddp's region held siw's bytes behind a hole before the hole filled ($ah sightings)" ||
+      t_fail "  zcddp's region held siw's bytes behind a hole before the hole filled" "$(grep -o 'watch .*' /tmp/vz || echo no watch line)"
   done
   SV_NETEM=
   # The timing modes (-L) that make bench-ddp runs against siw, briefly:

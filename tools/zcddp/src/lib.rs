@@ -19,6 +19,8 @@
 //! No dependency: the three libc calls are declared here, each behind one
 //! small function with its `// SAFETY:` argument.
 
+pub mod watch;
+
 use std::ffi::{c_int, c_void};
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};

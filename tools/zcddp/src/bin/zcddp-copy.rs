@@ -27,13 +27,13 @@
 //! `--no-ooo` turns that placement off on this side (`ZCDDP_OOO` 0).
 //!
 //! `--watch` (server): a thread watches the region while the client
-//! writes, looking from its end down for a 512-byte block still zero below
-//! one already written, at least 8 KiB (two FPDUs) apart. Placed in order,
-//! the region fills from its start, FPDU by FPDU, and a block written means
-//! every block before it is written: such a sighting shows bytes that came
-//! behind a hole in memory before the hole was filled. Sightings whose block
-//! holds zeros in the file are not counted. It prints
-//! `watch scans=N ahead=M`.
+//! writes ([`zcddp::watch`]), looking from its end down for a 512-byte
+//! block still zero below one already written, at least 8 KiB (two FPDUs)
+//! apart. Placed in order, the region fills from its start, FPDU by FPDU,
+//! and a block written means every block before it is written: such a
+//! sighting shows bytes that came behind a hole in memory before the hole
+//! was filled. Sightings whose block holds zeros in the file are not
+//! counted. It prints `watch scans=N ahead=M`.
 //!
 //! Exit status 0: copied and verified on both sides.
 
@@ -42,6 +42,7 @@ use std::net::TcpStream;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+use zcddp::watch::Watch;
 use zcddp::{Cqe, Mr, SendWr};
 
 const WAIT_MS: u32 = 10000;
@@ -276,10 +277,9 @@ fn server(s: &TcpStream, o: &Opts) -> Result<(), String> {
     send(s, &sendb)?;
     // The client's Writes and Reads are served while this waits.
     let stop = AtomicBool::new(false);
+    let watch = o.watch.then(|| Watch::new(&region));
     let (c, seen) = std::thread::scope(|sc| {
-        let w = o
-            .watch
-            .then(|| sc.spawn(|| watch(region.addr() as usize, len as usize, &stop)));
+        let w = watch.as_ref().map(|w| sc.spawn(|| w.run(&stop)));
         let c = loop {
             let c = match zcddp::poll_cq(s, 1, WAIT_MS) {
                 Ok(c) => c,
@@ -304,14 +304,9 @@ fn server(s: &TcpStream, o: &Opts) -> Result<(), String> {
     }
     let (len2, hash2) = zcddp::get_words(recv.bytes());
     let got = fnv1a(&region.bytes()[..len as usize]);
-    if let Some((scans, blocks)) = seen {
-        // Sightings of a block that stays zero in the file are no proof.
-        let bytes = region.bytes();
-        let ahead = blocks
-            .iter()
-            .filter(|&&b| head(bytes, b * BLOCK) != 0)
-            .count();
-        println!("watch scans={scans} ahead={ahead}");
+    if let (Some(seen), Some(w)) = (seen, &watch) {
+        let ahead = seen.ahead(w, region.bytes());
+        println!("watch scans={} ahead={ahead}", seen.scans);
     }
     let ok = len2 == len && hash2 == hash && got == hash;
     zcddp::put_words(sendb.bytes_mut(), u64::from(ok), got);
@@ -327,59 +322,6 @@ fn server(s: &TcpStream, o: &Opts) -> Result<(), String> {
     }
     println!("server received {len} bytes hash={got:016x} verified");
     Ok(())
-}
-
-/// The watch's block, and the distance it needs between a written block
-/// and a zero one below it (two of the sender's FPDUs: two bytes of one
-/// FPDU may be copied in any order).
-const BLOCK: usize = 512;
-const APART: usize = 8192 / BLOCK;
-/// Sightings kept.
-const SIGHTINGS: usize = 4096;
-
-/// The first 8 bytes of `b` at `off` as a word (0 past its end).
-fn head(b: &[u8], off: usize) -> u64 {
-    b.get(off..off + 8)
-        .and_then(|w| w.try_into().ok())
-        .map_or(0, u64::from_ne_bytes)
-}
-
-/// Watches `len` bytes at `addr` (the server's region, written by zcddp)
-/// until `stop`: the scans made and the blocks seen still zero at least
-/// [`APART`] blocks below one already written (scanning from the end down,
-/// so the written block was seen first).
-fn watch(addr: usize, len: usize, stop: &AtomicBool) -> (u64, Vec<usize>) {
-    let blocks = len / BLOCK;
-    let mut seen = Vec::new();
-    let mut scans = 0u64;
-    while !stop.load(Ordering::Relaxed) {
-        scans += 1;
-        let mut top = None;
-        for k in (0..blocks).rev() {
-            let mut w = 0u64;
-            for i in 0..8 {
-                // SAFETY: `addr..addr + len` is the server's registered
-                // buffer, alive (and registered) until the scope this
-                // thread runs in ends; zcddp writes it concurrently, so the
-                // bytes are read volatile, one by one, and only compared
-                // with zero.
-                let b = unsafe { std::ptr::read_volatile((addr + k * BLOCK + i) as *const u8) };
-                w = w << 8 | u64::from(b);
-            }
-            match top {
-                None if w != 0 => top = Some(k),
-                Some(t) if w == 0 && t - k >= APART => {
-                    if seen.len() < SIGHTINGS {
-                        seen.push(k);
-                    }
-                    break;
-                }
-                _ => {}
-            }
-        }
-        std::thread::sleep(std::time::Duration::from_micros(200));
-    }
-    (scans, seen)
 }
 
 fn main() -> ExitCode {

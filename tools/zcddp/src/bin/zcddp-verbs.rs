@@ -3,7 +3,7 @@
 //! RDMA Read both ways, every byte seeded and checked by hash on both sides.
 //!
 //! ```text
-//! zcddp-verbs -s|-c -a ADDR [-p PORT] [-S SIZE] [-r SEED] [-C COUNT] [--sge N] [--crc] [--no-remote-inv] [--wait MS]
+//! zcddp-verbs -s|-c -a ADDR [-p PORT] [-S SIZE] [-r SEED] [-C COUNT] [--sge N] [--crc] [--no-remote-inv] [--watch] [--wait MS]
 //! zcddp-verbs -s|-c -a ADDR [-p PORT] [-S SIZE] [-r SEED] [--crc] [--wait MS] -L ITERS|-B SECONDS [--syscall]
 //! ```
 //!
@@ -24,7 +24,12 @@
 //! own registration (`ZCDDP_POST_RECV_SG`).
 //! `--no-remote-inv` registers the regions the peer writes into with
 //! `ZCDDP_ACCESS_NO_REMOTE_INV`, so that zcddp may place the peer's
-//! Writes and Read Responses out of order (with CRC). `--wait MS` bounds
+//! Writes and Read Responses out of order (with CRC). `--watch`: a thread
+//! watches this side's region while the peer RDMA-Writes it
+//! ([`zcddp::watch`]: a block still as this side filled it, 8 KiB or more
+//! below one the peer's Write already changed, shows bytes placed ahead of
+//! a hole), every round, and the end prints `zcddp-verbs: watch scans=N
+//! ahead=M`. `--wait MS` bounds
 //! each wait for a completion (20000 by default): 1 MiB each way through
 //! 5% loss, duplication and corruption with 20 ms of delay takes longer.
 //!
@@ -52,6 +57,7 @@ use std::collections::VecDeque;
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use std::time::{Duration, Instant};
+use zcddp::watch::Watch;
 use zcddp::{median, CqRing, Cqe, Mr, RqRing, SendWr};
 
 /// `--wait MS`: the bound of each wait for a completion.
@@ -82,6 +88,8 @@ struct Opts {
     sge: usize,
     /// `--syscall`: the timing modes without the rings.
     syscall: bool,
+    /// `--watch`: the region watched while the peer writes it.
+    watch: bool,
 }
 
 /// The bound of each wait for a completion, in ms (`--wait`).
@@ -101,6 +109,7 @@ fn parse() -> Result<Opts, String> {
         count: 1,
         sge: 1,
         syscall: false,
+        watch: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -117,6 +126,7 @@ fn parse() -> Result<Opts, String> {
             "-C" => o.count = zcddp::num_arg(args.next(), "-C COUNT")?,
             "--sge" => o.sge = zcddp::num_arg(args.next(), "--sge N")?,
             "--syscall" => o.syscall = true,
+            "--watch" => o.watch = true,
             "--wait" => {
                 let ms: u32 = zcddp::num_arg(args.next(), "--wait MS")?;
                 if ms == 0 {
@@ -309,17 +319,23 @@ fn run(s: &TcpStream, o: &Opts, initiator: bool) -> Result<(), String> {
     let mut fin = Msg::default();
     let mut ok = true;
     let mut rounds = 0;
+    let mut seen = (0, 0);
     while rounds < o.count && ok && fin.hash == 0 {
         VERBOSE.store(rounds == 0, Relaxed);
-        fin = exchange(s, &mut b, o, rounds, initiator, &mut ok)?;
+        fin = exchange(s, &mut b, o, rounds, initiator, &mut ok, &mut seen)?;
         rounds += 1;
     }
     println!("zcddp-verbs: {rounds} rounds");
+    if o.watch {
+        println!("zcddp-verbs: watch scans={} ahead={}", seen.0, seen.1);
+    }
     verdict(ok, fin)
 }
 
 /// Round `round` of the exchange, with the patterns of the seed plus
-/// `round`: the peer's FIN; `ok` cleared by a failed check here. When
+/// `round`: the peer's FIN; `ok` cleared by a failed check here, the
+/// watch's scans and sightings ahead of a hole (`--watch`) added to
+/// `seen`. When
 /// another round follows, its receives are posted before this side's
 /// DONE, after which the peer may start it at once.
 fn exchange(
@@ -329,6 +345,7 @@ fn exchange(
     round: u64,
     initiator: bool,
     ok: &mut bool,
+    seen: &mut (u64, usize),
 ) -> Result<Msg, String> {
     let (seed, more) = (o.seed.wrapping_add(round), round + 1 < o.count);
     let size = o.size;
@@ -362,8 +379,22 @@ fn exchange(
         hash: fnv(b.zr.bytes()),
     }
     .put(b.smsg.bytes_mut());
-    zcddp::post_send_msg(s, &b.smsg, MSG_LEN as u32).map_err(e("post send ADV"))?;
-    recv("receive DONE")?;
+    // Watched from the advertisement until the peer says its Write is done.
+    let watch = o.watch.then(|| Watch::new(&b.zr));
+    let stop = AtomicBool::new(false);
+    let (done, sightings) = std::thread::scope(|sc| {
+        let w = watch.as_ref().map(|w| sc.spawn(|| w.run(&stop)));
+        let done = zcddp::post_send_msg(s, &b.smsg, MSG_LEN as u32)
+            .map_err(e("post send ADV"))
+            .and_then(|()| recv("receive DONE"));
+        stop.store(true, Relaxed);
+        (done, w.and_then(|w| w.join().ok()))
+    });
+    done?;
+    if let (Some(w), Some(v)) = (&watch, sightings) {
+        seen.0 += v.scans;
+        seen.1 += v.ahead(w, b.zr.bytes());
+    }
     let done = Msg::get(b.rmsg.bytes());
     if done.ty != T_DONE_C || done.len != size as u64 {
         return Err(format!("bad DONE: {done:?}"));
