@@ -956,6 +956,183 @@ impl<const N: usize> PlacedSet<N> {
     }
 }
 
+/// The gaps the walk of TCP's out-of-order queue passed over: at most `N`
+/// disjoint, non-adjacent ranges of sequence numbers, kept sorted, all
+/// within [`MAX_WINDOW`] after a floor (the in-order consumption point),
+/// where TCP held nothing when the walk went past. A segment that lands in
+/// one later (a retransmission, or one another overtook) lies behind the
+/// walk's high-water mark, ahead of a hole if an earlier gap is still
+/// open: the walk looks into each gap on each run, scans what it finds
+/// there and removes it from the gap ([`Gaps::remove`]). Gaps the
+/// in-order path reached go ([`Gaps::advance`]). With all `N` in use a new
+/// gap is not recorded; what fills it later waits for the in-order path,
+/// as does a piece cut off a gap when no entry is left for it.
+#[derive(Debug, Clone)]
+pub struct Gaps<const N: usize> {
+    floor: u32,
+    ranges: [SeqRange; N],
+    count: usize,
+}
+
+impl<const N: usize> Gaps<N> {
+    /// No gap, the floor at `floor`.
+    pub const fn new(floor: u32) -> Self {
+        Self {
+            floor,
+            ranges: [SeqRange::new(0, 0); N],
+            count: 0,
+        }
+    }
+
+    /// The gaps, in sequence order.
+    pub fn ranges(&self) -> &[SeqRange] {
+        self.ranges.get(..self.count).unwrap_or(&[])
+    }
+
+    /// Gap `i` in sequence order.
+    pub fn get(&self, i: usize) -> Option<SeqRange> {
+        self.ranges().get(i).copied()
+    }
+
+    /// Offset of `seq` from the floor.
+    const fn rel(&self, seq: u32) -> u32 {
+        seq.wrapping_sub(self.floor)
+    }
+
+    /// `r` as offsets from the floor, cut to start at the floor; `None`
+    /// when nothing of it lies after the floor within the window.
+    fn rel_range(&self, r: SeqRange) -> Option<(u32, u32)> {
+        let (a, b) = (self.rel(r.start), self.rel(r.end));
+        if b > MAX_WINDOW || b == 0 {
+            return None;
+        }
+        // A start past the window lies before the floor: cut to it.
+        let a = if a > MAX_WINDOW { 0 } else { a };
+        (a < b).then_some((a, b))
+    }
+
+    /// Rebuilds the list from offset pairs in order: pieces past `N` are
+    /// dropped.
+    fn set(&mut self, pieces: impl Iterator<Item = (u32, u32)>) {
+        let mut out = [SeqRange::new(0, 0); N];
+        let mut n = 0;
+        for (a, b) in pieces {
+            let Some(slot) = out.get_mut(n) else {
+                break;
+            };
+            *slot = SeqRange::new(self.floor.wrapping_add(a), self.floor.wrapping_add(b));
+            n += 1;
+        }
+        self.ranges = out;
+        self.count = n;
+    }
+
+    /// Records the gap `r`, merged with the gaps it overlaps or touches:
+    /// false (nothing recorded) when it is empty, outside the window, or
+    /// all entries are in use and it touches none.
+    pub fn add(&mut self, r: SeqRange) -> bool {
+        let Some((mut a, mut b)) = self.rel_range(r) else {
+            return false;
+        };
+        let mut rel = [(0u32, 0u32); N];
+        let mut n = 0;
+        let mut pending = true;
+        for x in self.ranges() {
+            let (xa, xb) = (self.rel(x.start), self.rel(x.end));
+            let put = if xb < a {
+                (xa, xb)
+            } else if xa > b {
+                if pending {
+                    let Some(slot) = rel.get_mut(n) else {
+                        return false;
+                    };
+                    *slot = (a, b);
+                    n += 1;
+                    pending = false;
+                }
+                (xa, xb)
+            } else {
+                a = a.min(xa);
+                b = b.max(xb);
+                continue;
+            };
+            let Some(slot) = rel.get_mut(n) else {
+                return false;
+            };
+            *slot = put;
+            n += 1;
+        }
+        if pending {
+            let Some(slot) = rel.get_mut(n) else {
+                return false;
+            };
+            *slot = (a, b);
+            n += 1;
+        }
+        self.set(rel.into_iter().take(n));
+        true
+    }
+
+    /// `r` was scanned: it leaves every gap it overlaps (a gap split in two
+    /// when it lies inside one; the upper piece is dropped when no entry is
+    /// left for it).
+    pub fn remove(&mut self, r: SeqRange) {
+        let Some((a, b)) = self.rel_range(r) else {
+            return;
+        };
+        let mut rel = [(0u32, 0u32); N];
+        let mut n = 0;
+        let mut push = |p: (u32, u32)| {
+            if let Some(slot) = rel.get_mut(n) {
+                *slot = p;
+                n += 1;
+            }
+        };
+        for x in self.ranges() {
+            let (xa, xb) = (self.rel(x.start), self.rel(x.end));
+            if xb <= a || b <= xa {
+                push((xa, xb));
+                continue;
+            }
+            if xa < a {
+                push((xa, a));
+            }
+            if b < xb {
+                push((b, xb));
+            }
+        }
+        self.set(rel.into_iter().take(n));
+    }
+
+    /// Moves the floor to `to` (the in-order path consumed everything
+    /// before it): gaps below it go, one across it is cut. A `to` before
+    /// the floor, or more than [`MAX_WINDOW`] after it, is ignored.
+    pub fn advance(&mut self, to: u32) {
+        let t = self.rel(to);
+        if t == 0 || t > MAX_WINDOW {
+            return;
+        }
+        let old = self.floor;
+        let kept = self.ranges().iter().filter_map(|x| {
+            let (xa, xb) = (x.start.wrapping_sub(old), x.end.wrapping_sub(old));
+            (xb > t).then(|| (xa.max(t) - t, xb - t))
+        });
+        let mut rel = [(0u32, 0u32); N];
+        let mut n = 0;
+        for (slot, p) in rel.iter_mut().zip(kept) {
+            *slot = p;
+            n += 1;
+        }
+        self.floor = to;
+        self.set(rel.into_iter().take(n));
+    }
+
+    /// No gap, the floor where it is.
+    pub fn clear(&mut self) {
+        self.count = 0;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     extern crate std;
@@ -1726,6 +1903,111 @@ mod tests {
         assert_eq!(top.check(5, u64::MAX - 1, 1, w), Ok(9));
         assert_eq!(top.check(5, u64::MAX - 1, 2, w), Err(AccessError::ToWrap));
         assert_eq!(top.check(5, u64::MAX, 0, w), Ok(10));
+    }
+
+    /// `Gaps` against a model: one flag per sequence number past the
+    /// floor, random adds, removes and advances, across the wrap.
+    #[test]
+    fn gaps_match_a_model() {
+        const SPAN: u32 = 512;
+        let mut x = 0x5eed_u64;
+        for floor in [0u32, u32::MAX - 200] {
+            let mut g = Gaps::<4>::new(floor);
+            let mut base = floor;
+            let mut model = std::vec![false; SPAN as usize];
+            for _ in 0..4000 {
+                let a = (xorshift(&mut x) % u64::from(SPAN)) as u32;
+                let n = (xorshift(&mut x) % 64) as u32;
+                let b = (a + n).min(SPAN);
+                let r = SeqRange::new(base.wrapping_add(a), base.wrapping_add(b));
+                match xorshift(&mut x) % 8 {
+                    0..=3 => {
+                        let before = g.ranges().len();
+                        let touches = g.ranges().iter().any(|y| {
+                            let (ya, yb) = (y.start.wrapping_sub(base), y.end.wrapping_sub(base));
+                            ya <= b && a <= yb
+                        });
+                        let ok = g.add(r);
+                        assert_eq!(ok, a < b && (touches || before < 4));
+                        if ok {
+                            model[a as usize..b as usize].fill(true);
+                        }
+                    }
+                    4..=6 => {
+                        let split = g.ranges().iter().any(|y| {
+                            let (ya, yb) = (y.start.wrapping_sub(base), y.end.wrapping_sub(base));
+                            ya < a && b < yb
+                        });
+                        let full = g.ranges().len() == 4;
+                        g.remove(r);
+                        model[a as usize..b as usize].fill(false);
+                        if split && full {
+                            // The upper piece of the split was dropped:
+                            // resync the model from the set.
+                            model.fill(false);
+                            for y in g.ranges() {
+                                let (ya, yb) =
+                                    (y.start.wrapping_sub(base), y.end.wrapping_sub(base));
+                                model[ya as usize..yb as usize].fill(true);
+                            }
+                        }
+                    }
+                    _ => {
+                        let t = a.min(16);
+                        g.advance(base.wrapping_add(t));
+                        base = base.wrapping_add(t);
+                        model.drain(..t as usize);
+                        model.resize(SPAN as usize, false);
+                    }
+                }
+                // Sorted, disjoint, non-adjacent, non-empty, all past the
+                // floor, and the same sequence numbers as the model.
+                let mut got = std::vec![false; SPAN as usize];
+                let mut last = None;
+                for y in g.ranges() {
+                    let (ya, yb) = (y.start.wrapping_sub(base), y.end.wrapping_sub(base));
+                    assert!(ya < yb && yb <= SPAN, "{ya} {yb}");
+                    if let Some(l) = last {
+                        assert!(l < ya, "{l} {ya}");
+                    }
+                    last = Some(yb);
+                    got[ya as usize..yb as usize].fill(true);
+                }
+                assert_eq!(got, model);
+            }
+        }
+    }
+
+    #[test]
+    fn gaps_refuse_and_cut() {
+        let mut g = Gaps::<2>::new(1000);
+        assert!(!g.add(SeqRange::new(1100, 1100)));
+        // Before the floor: cut to it.
+        assert!(g.add(SeqRange::new(900, 1010)));
+        assert_eq!(g.ranges(), &[SeqRange::new(1000, 1010)]);
+        assert!(g.add(SeqRange::new(2000, 2100)));
+        // Full, touching none.
+        assert!(!g.add(SeqRange::new(3000, 3100)));
+        // Touching one: merged.
+        assert!(g.add(SeqRange::new(2100, 2200)));
+        assert_eq!(g.get(1), Some(SeqRange::new(2000, 2200)));
+        // A split with no entry left drops the upper piece.
+        g.remove(SeqRange::new(2050, 2060));
+        assert_eq!(
+            g.ranges(),
+            &[SeqRange::new(1000, 1010), SeqRange::new(2000, 2050)]
+        );
+        // Past the window: refused.
+        assert!(!g.add(SeqRange::new(1000 + MAX_WINDOW, 1000 + MAX_WINDOW + 10)));
+        g.advance(2010);
+        assert_eq!(g.ranges(), &[SeqRange::new(2010, 2050)]);
+        g.advance(5000);
+        assert!(g.ranges().is_empty());
+        let mut z = Gaps::<0>::new(0);
+        assert!(!z.add(SeqRange::new(1, 2)));
+        z.remove(SeqRange::new(0, 5));
+        z.advance(3);
+        assert!(z.get(0).is_none());
     }
 
     #[test]

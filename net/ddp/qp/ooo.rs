@@ -8,7 +8,8 @@
 //! item (socket locked, which serialises it with the in-order path and
 //! keeps TCP's out-of-order queue still) first runs the in-order path, then
 //! [`Qp::ooo_walk`]: it hands what TCP accepted into its out-of-order queue
-//! and has not been scanned yet to [`engine::scan_in`], which reads it where
+//! and has not been scanned yet (past the walk's high-water mark, or in a
+//! gap it passed over: [`Gaps`]) to [`engine::scan_in`], which reads it where
 //! it lies (headers a few bytes at a time, the CRC computed over the skb)
 //! and, for each placement, checks the registration (valid, this
 //! connection's, the access, the bounds, the peer unable to invalidate it;
@@ -30,7 +31,7 @@ use crate::stat::{self, s};
 use crate::uapi;
 use crate::wire::{
     mpa::{self, Fpdu, FpduLayout},
-    ooo::{self as engine, PlacedSet, Placement, Refusal, SegmentBytes, SeqRange, Stream},
+    ooo::{self as engine, Gaps, PlacedSet, Placement, Refusal, SegmentBytes, SeqRange, Stream},
     rdmap::Opcode,
 };
 use crate::zcnet::ddp_sock::OfoSeg;
@@ -44,6 +45,8 @@ const WINDOW: usize = 16384;
 const RECS: usize = 256;
 /// Ranges of the placed set (the engine's intended size).
 const RANGES: usize = 32;
+/// Gaps behind the high-water mark the walk looks into on each run.
+const GAPS: usize = 8;
 /// The walk's bounds per run: windows scanned and bytes; past them the
 /// work item runs again.
 const STEPS_PER_RUN: usize = 64;
@@ -70,8 +73,10 @@ pub(crate) struct Ooo {
     mpa_seq: Option<u32>,
     placed: PlacedSet<RANGES>,
     recs: KVec<Rec>,
-    /// Out-of-order bytes before this were scanned.
+    /// Out-of-order bytes before this were scanned, but for the gaps.
     scanned: Option<u32>,
+    /// Where TCP held nothing behind `scanned` when the walk went past.
+    gaps: Gaps<GAPS>,
 }
 
 /// What the in-order path does with an FPDU.
@@ -93,6 +98,7 @@ impl Ooo {
             placed: PlacedSet::new(0),
             recs,
             scanned: None,
+            gaps: Gaps::new(0),
         })
     }
 
@@ -105,11 +111,14 @@ impl Ooo {
             let copied = copied();
             self.mpa_seq = Some(copied.wrapping_sub(pos));
             self.placed = PlacedSet::new(copied);
+            self.gaps = Gaps::new(copied);
         }
     }
 
-    /// Whether TCP holds data out of order that the walk has not scanned
-    /// (placement on).
+    /// Whether TCP holds data out of order past the walk's high-water mark
+    /// (placement on). What lands in a gap behind it is not asked for
+    /// here (a lookup per gap): the netfilter hook kicks the work item for
+    /// it as for any segment ahead of `rcv_nxt`.
     pub(super) fn unscanned(&self, sk: &RxLocked<'_>) -> bool {
         self.on
             && match self.scanned {
@@ -272,11 +281,36 @@ impl Qp {
             rcv_nxt: copied,
             next_fpdu: boundary.then_some(copied),
         };
+        o.gaps.advance(copied);
+        let (mut steps, mut bytes) = (0usize, 0usize);
+        // 1. What landed in a gap behind the high-water mark since the
+        // walk went past: a retransmission, or a segment another overtook.
+        let mut i = 0;
+        while let Some(g) = o.gaps.get(i) {
+            if steps >= STEPS_PER_RUN || bytes >= BYTES_PER_RUN {
+                sk.kick();
+                return;
+            }
+            steps += 1;
+            let Some(rest) = sk.ofo_next(g.start) else {
+                // Nothing queued from this gap on.
+                break;
+            };
+            if !engine::before(rest.seq, g.end) {
+                i += 1;
+                continue;
+            }
+            let rest = rest.head(g.end.wrapping_sub(rest.seq) as usize);
+            let win = self.ooo_window(sk, o, &st, &rest);
+            o.gaps
+                .remove(SeqRange::new(rest.seq, rest.seq.wrapping_add(win as u32)));
+            bytes += win;
+        }
+        // 2. Past the high-water mark, recording the gaps passed over.
         let mut from = match o.scanned {
             Some(x) if engine::after(x, copied) => x,
             _ => copied,
         };
-        let (mut steps, mut bytes) = (0usize, 0usize);
         loop {
             if steps >= STEPS_PER_RUN || bytes >= BYTES_PER_RUN {
                 // More next run.
@@ -287,28 +321,40 @@ impl Qp {
             let Some(rest) = sk.ofo_next(from) else {
                 break;
             };
-            // The rest of the skb in one window: the engine sees it as one
-            // segment (its FPDUs must end where it ends). Longer: cut after
-            // the last whole FPDU its length fields lead to (the CRC still
-            // checks every guess); with markers the engine finds the FPDUs
-            // by them.
-            let win = if rest.len <= WINDOW || markers {
-                rest.len
-            } else {
-                whole_fpdus(&rest, WINDOW)
-            };
-            if win == 0 {
-                // An FPDU longer than a window: left in order.
-                stat::add(sk.net(), s::OOO_REFUSED, 1);
-                from = rest.end;
-                o.scanned = Some(from);
-                continue;
+            if engine::after(rest.seq, from) {
+                o.gaps.add(SeqRange::new(from, rest.seq));
             }
-            self.ooo_segment(sk, o, &st, &rest.head(win));
+            let win = self.ooo_window(sk, o, &st, &rest);
             from = rest.seq.wrapping_add(win as u32);
             o.scanned = Some(from);
             bytes += win;
         }
+    }
+
+    /// Scans the first window of `rest`: the rest of the skb in one window,
+    /// which the engine sees as one segment (its FPDUs must end where it
+    /// ends). Longer: cut after the last whole FPDU its length fields lead
+    /// to (the CRC still checks every guess); with markers the engine finds
+    /// the FPDUs by them. The bytes scanned, or all of `rest` when it
+    /// begins with an FPDU longer than a window (left in order).
+    fn ooo_window(
+        &mut self,
+        sk: &Locked<'_>,
+        o: &mut Ooo,
+        st: &Stream,
+        rest: &OfoSeg<'_>,
+    ) -> usize {
+        let win = if rest.len <= WINDOW || self.rx.markers {
+            rest.len
+        } else {
+            whole_fpdus(rest, WINDOW)
+        };
+        if win == 0 {
+            stat::add(sk.net(), s::OOO_REFUSED, 1);
+            return rest.len;
+        }
+        self.ooo_segment(sk, o, st, &rest.head(win));
+        win
     }
 
     /// One window of out-of-order payload, read where it lies.

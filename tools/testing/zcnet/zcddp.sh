@@ -46,7 +46,8 @@
 #     by a thread in zcddp-verbs (none into a region siw may invalidate);
 #     one hole held open with nothing after it
 #     in order (IPv4, IPv6): the Writes ahead of it placed by the netfilter
-#     hook's kick alone
+#     hook's kick alone; a Write that fills a gap behind the walk while the
+#     hole before it is open placed out of order too
 #   - in-order direct placement (issue 12): the payload copied once from
 #     TCP's skbs (ZcddpRxBytesDirect) for zcddp-copy's 4 MiB both ways and
 #     for siw's Writes and Read Responses, staged with rxdirect=0 (whole
@@ -821,18 +822,21 @@ ooo_refused "out of order: Write to another connection's STag"
 data_case "out of order: Send with Invalidate in the hole, a Write to its STag ahead" "1 1 0" lwr ooo-send-inv-crc
 t_expect "  the receive completed invalidated (flags 3)" 1 "$(grep -c 'cqe wr_id=77 opcode=5 status=0 len=4 flags=3' $ZB)"
 ooo_refused "out of order: the Write to an invalidatable registration"
-# The netfilter hook's own kick, IPv4 and IPv6: one FPDU held back (netem
-# on va, zcddp_peer.py's hole-*), three Writes of 1000 bytes and a Send
-# ahead of it, nothing behind it in order until an RTO retransmits it, and
-# zcddp-mpa asleep in one completion wait (no verb call walks the
+# The netfilter hook's own kick, IPv4 and IPv6: one FPDU lost for
+# HOLE_MS (zcddp_peer.py's hole-*: a prio qdisc on va sends its packets,
+# retransmissions too, to a netem band that loses them), three Writes of
+# 1000 bytes and a Send ahead of it,
+# nothing behind it in order until an RTO after HOLE_MS retransmits it,
+# and zcddp-mpa asleep in one completion wait (no verb call walks the
 # out-of-order queue). The Writes can be placed before the hole fills
 # only if the hook kicks the socket's work item: with the hooks disabled
 # this case saw 0 bytes placed out of order (2026-11-26). In a: no
-# autocorking (each FPDU a segment of its own), no RACK, tail loss probe
-# or early retransmit, and no fast retransmit for a few duplicate ACKs.
-# The hold and the minimum RTO (host routes to b in a) scale with TS: on
-# the debug kernel a 500 ms hold and TCP's own RTO left no hole the hook
-# could be seen in (0 bytes placed out of order, 2026-11-26).
+# autocorking (each FPDU a segment of its own), no tail loss probe or
+# early retransmit. RACK stays on whatever tcp_recovery says (kernel
+# 7.2): it resent the first FPDU a few ms after the first SACK, which
+# filled the hole at once while the case held that FPDU in netem instead
+# of losing it (tcpdump, 2026-11-28). The hold and the minimum RTO (host
+# routes to b in a) scale with TS.
 a_tcp() { for kv in "$@"; do ip netns exec a sysctl -qw "net.ipv4.$kv"; done; }
 a_tcp tcp_autocorking=0 tcp_recovery=0 tcp_early_retrans=0 tcp_reordering=100
 ip -n a route add "$ZC_IP_B/32" dev va rto_min $((3 * TS))s
@@ -849,6 +853,20 @@ for d in "$ZC_IP_B" "$ZC_IP6_B"; do
     "$(grep -o 'want hash=[0-9a-f]*' $ZP | cut -d= -f2) hello zcddp" \
     "$(grep -o ' hash=[0-9a-f]*' $ZB | cut -d= -f2) $(grep -o 'recv=.*' $ZB | cut -d= -f2)"
 done
+# A gap behind the walk (zcddp_peer.py's hole-gap): the same hole, then
+# 'X' held half of HOLE_MS in another netem band, and 'Y' and the Send at
+# once, so that 'X' lands in the gap before 'Y' after the walk went past
+# it, the hole before it still open. The walk records the gaps it passes
+# over and looks into them on each run: both Writes placed out of order
+# (without that, 1000 bytes: 'X' waited for the hole; a mutant module
+# showed it, 2026-11-28).
+o0=$(procv b ZcddpBytesPlacedOutOfOrder) k0=$(procv b ZcddpOooSkippedCopy)
+data_case "a gap behind the walk filled while the hole before it is open" none lwrn hole-gap-crc written
+t_expect "  the Write that filled the gap placed out of order too, none copied again in order" "2000 2000" \
+  "$(( $(procv b ZcddpBytesPlacedOutOfOrder) - o0 )) $(( $(procv b ZcddpOooSkippedCopy) - k0 ))"
+t_expect "  the region as written, the Send after them completed" \
+  "$(grep -o 'want hash=[0-9a-f]*' $ZP | cut -d= -f2) hello zcddp" \
+  "$(grep -o ' hash=[0-9a-f]*' $ZB | cut -d= -f2) $(grep -o 'recv=.*' $ZB | cut -d= -f2)"
 a_tcp tcp_autocorking=1 tcp_recovery=1 tcp_early_retrans=3 tcp_reordering=3
 ip -n a route del "$ZC_IP_B/32" dev va
 ip -n a -6 route del "$ZC_IP6_B/128" dev va

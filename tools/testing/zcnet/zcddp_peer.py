@@ -265,21 +265,31 @@ def data(s, mode, path):
         subprocess.run(["tc", "qdisc", "replace", "dev", "va", "root", "netem", "delay", "200ms",
                         "reorder", "100%", "gap", "2"], check=True)
 
-    # hole-*: one FPDU held, nothing after it in order. netem on our egress
-    # holds the first FPDU HOLE_MS (500 by default); then, its delay changed to none, the
-    # FPDUs after it leave at once (netem sends by time to send): they wait
-    # in b's out-of-order queue with no in-order byte arriving until TCP
-    # retransmits the first (zcddp.sh turns off RACK, tail loss probes and
-    # early retransmission in a and raises the route's minimum RTO, so that
-    # takes an RTO).
-    # Only the netfilter hook's kick can get them placed before that.
+    # hole-*: one FPDU lost for HOLE_MS (500 by default), nothing after it
+    # in order meanwhile. On our egress a prio qdisc sends every packet
+    # whose payload starts as the first FPDU's does (a u32 filter) to a
+    # band whose netem loses everything, its retransmissions too (RACK
+    # resends it a few ms after the first SACK; the sysctls do not turn
+    # RACK off); the FPDUs after it go through another band at once and
+    # wait in b's out-of-order queue. They go in one write, one FPDU per
+    # segment (the MSS fits them; zcddp.sh turns off GSO and TSO on va),
+    # before the first SACK comes back: TCP in recovery with its
+    # retransmissions lost would send no more. After HOLE_MS the losing
+    # band loses nothing any more, and TCP's next retransmission (at the
+    # route's rto_min, which zcddp.sh raises) fills the hole. zcddp.sh turns off tail loss probes and early
+    # retransmission in a; zcddp-mpa sleeps in one completion wait. Only
+    # the netfilter hook's kick can get the FPDUs ahead placed before the
+    # hole fills.
     hole = m.startswith("hole-")
     if hole:
         m = m[5:]
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         hold = os.environ.get("HOLE_MS", "500")
-        subprocess.run(["tc", "qdisc", "replace", "dev", "va", "root", "netem", "delay",
-                        hold + "ms"], check=True)
+        for c in (["root", "handle", "1:", "prio", "bands", "3", "priomap"] + ["1"] * 16,
+                  ["parent", "1:1", "handle", "10:", "netem", "loss", "100%"],
+                  ["parent", "1:2", "handle", "20:", "netem", "delay", "0ms"],
+                  ["parent", "1:3", "handle", "30:", "netem", "delay", "%dms" % (int(hold) // 2)]):
+            subprocess.run(["tc", "qdisc", "replace", "dev", "va"] + c, check=True)
 
     def send(u):
         nonlocal pos
@@ -319,20 +329,50 @@ def data(s, mode, path):
         send(tagged(0, stag, base, True) + b"X" * 8)
         if ooo:
             send(tagged(0, stag, base, True) + b"X" * 8)
-    elif hole and m == "write":
+    elif hole and m in ("write", "gap"):
         # The hole: HOLE_LEN bytes of 'H' at the region's start; ahead of
         # it, Writes of 'W', 'X', 'Y' (HOLE_WRITES bytes each from
-        # HOLE_AT), then a Send.
-        send(tagged(0, stag, base, True) + b"H" * HOLE_LEN)
-        subprocess.run(["tc", "qdisc", "change", "dev", "va", "root", "netem", "delay", "0ms"],
-                       check=True)
-        for i, c in enumerate(b"WXY"):
-            send(tagged(0, stag, base + HOLE_AT + i * HOLE_WRITES, True) + bytes([c]) * HOLE_WRITES)
-        send(untagged(3, 0, 1, 0) + b"hello zcddp\0")
+        # HOLE_AT), then a Send, all in one write (TCP hands the qdisc one
+        # GSO packet, cut into segments of an MSS after it). hole-gap: no
+        # 'W'; 'X' in a write of its own, through a band that holds it half
+        # of HOLE_MS, then 'Y' and the Send, so that 'X' lands in the gap
+        # before 'Y' after the receiver's walk of its out-of-order queue
+        # went past that gap, while the hole before it is still open. (No
+        # SACK comes back before 'Y' arrives, so TCP is not in recovery
+        # yet when it sends 'Y'.)
+        ip6 = s.family == socket.AF_INET6
+
+        def band(u, flow):
+            # Packets whose payload's first 4 bytes are u's (an FPDU's
+            # payload starts 16 bytes into it; TCP's header with
+            # timestamps is 32 bytes) go to band `flow`.
+            at = (40 if ip6 else 20) + 32 + 16
+            subprocess.run(["tc", "filter", "add", "dev", "va", "parent", "1:", "protocol",
+                            "ipv6" if ip6 else "ip", "prio", "1", "u32", "match", "u32",
+                            "0x" + u[14:18].hex(), "0xffffffff", "at", str(at), "flowid", flow],
+                           check=True)
+        first = tagged(0, stag, base, True) + b"H" * HOLE_LEN
+        band(first, "1:1")
+        writes = b"XY" if m == "gap" else b"WXY"
+        ahead = [tagged(0, stag, base + HOLE_AT + b"WXY".index(c) * HOLE_WRITES, True) +
+                 bytes([c]) * HOLE_WRITES for c in writes]
+        send(first)
+        if m == "gap":
+            band(ahead[0], "1:3")
+            send(ahead.pop(0))
+        frames = b""
+        for u in ahead + [untagged(3, 0, 1, 0) + b"hello zcddp\0"]:
+            f = fpdu(u, crc, False, pos)
+            pos += len(f)
+            frames += f
+        s.sendall(frames)
+        time.sleep(int(hold) / 1000)
+        subprocess.run(["tc", "qdisc", "change", "dev", "va", "parent", "1:1", "handle", "10:",
+                        "netem", "loss", "0%"], check=True)
         want = bytearray((i * 7 + 3) & 0xFF for i in range(ln))
         want[:HOLE_LEN] = b"H" * HOLE_LEN
-        for i, c in enumerate(b"WXY"):
-            at = HOLE_AT + i * HOLE_WRITES
+        for c in writes:
+            at = HOLE_AT + b"WXY".index(c) * HOLE_WRITES
             want[at:at + HOLE_WRITES] = bytes([c]) * HOLE_WRITES
         h = 0xcbf29ce484222325
         for c in want:
@@ -1201,7 +1241,16 @@ def main():
         return sqfull(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     role, addr, port, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     if role == "data":
-        s = socket.create_connection((addr, port))
+        if mode.startswith("hole-"):
+            # One FPDU of HOLE_WRITES bytes per segment (data's hole-*):
+            # the MSS (less 12 bytes of timestamps) fits one exactly.
+            fam, typ, pro, _, sa = socket.getaddrinfo(addr, port, type=socket.SOCK_STREAM)[0]
+            s = socket.socket(fam, typ, pro)
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG,
+                         len(fpdu(tagged(0, 0, 0) + bytes(HOLE_WRITES), True, False)) + 12)
+            s.connect(sa)
+        else:
+            s = socket.create_connection((addr, port))
         try:
             return data(s, mode, sys.argv[5])
         except (EOFError, ConnectionError, ValueError) as e:
