@@ -271,15 +271,15 @@ def data(s, mode, path):
     # band whose netem loses everything, its retransmissions too (RACK
     # resends it a few ms after the first SACK; the sysctls do not turn
     # RACK off); the FPDUs after it go through another band at once and
-    # wait in b's out-of-order queue. They go in one write, one FPDU per
-    # segment (the MSS fits them; zcddp.sh turns off GSO and TSO on va),
+    # wait in b's out-of-order queue. They go in one write (one GSO packet
+    # through the qdisc, one FPDU per segment after it: the MSS fits one),
     # before the first SACK comes back: TCP in recovery with its
     # retransmissions lost would send no more. After HOLE_MS the losing
     # band loses nothing any more, and TCP's next retransmission (at the
-    # route's rto_min, which zcddp.sh raises) fills the hole. zcddp.sh turns off tail loss probes and early
-    # retransmission in a; zcddp-mpa sleeps in one completion wait. Only
-    # the netfilter hook's kick can get the FPDUs ahead placed before the
-    # hole fills.
+    # route's rto_min, which zcddp.sh raises) fills the hole. zcddp.sh
+    # turns off tail loss probes and early retransmission in a; zcddp-mpa
+    # sleeps in one completion wait. Only the netfilter hook's kick can get
+    # the FPDUs ahead placed before the hole fills.
     hole = m.startswith("hole-")
     if hole:
         m = m[5:]
