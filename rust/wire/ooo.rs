@@ -954,6 +954,43 @@ impl<const N: usize> PlacedSet<N> {
         self.count = n;
         self.floor = to;
     }
+
+    /// Removes `r` (cut to start at the floor; empty: nothing): it leaves every range it
+    /// overlaps, a range split in two when `r` lies inside one; the upper
+    /// piece is dropped when no entry is left for it.
+    pub fn remove(&mut self, r: SeqRange) {
+        let (a, b) = (self.rel(r.start), self.rel(r.end));
+        if b == 0 || b > MAX_WINDOW {
+            return;
+        }
+        let a = if a > MAX_WINDOW { 0 } else { a };
+        if a >= b {
+            return;
+        }
+        let mut out = [SeqRange::new(0, 0); N];
+        let mut n = 0;
+        let mut push = |xa: u32, xb: u32| {
+            if let Some(slot) = out.get_mut(n) {
+                *slot = self.abs(xa, xb);
+                n += 1;
+            }
+        };
+        for x in self.ranges() {
+            let (xa, xb) = (self.rel(x.start), self.rel(x.end));
+            if xb <= a || b <= xa {
+                push(xa, xb);
+                continue;
+            }
+            if xa < a {
+                push(xa, a);
+            }
+            if b < xb {
+                push(b, xb);
+            }
+        }
+        self.ranges = out;
+        self.count = n;
+    }
 }
 
 /// The gaps the walk of TCP's out-of-order queue passed over: at most `N`
@@ -968,25 +1005,17 @@ impl<const N: usize> PlacedSet<N> {
 /// gap is not recorded; what fills it later waits for the in-order path,
 /// as does a piece cut off a gap when no entry is left for it.
 #[derive(Debug, Clone)]
-pub struct Gaps<const N: usize> {
-    floor: u32,
-    ranges: [SeqRange; N],
-    count: usize,
-}
+pub struct Gaps<const N: usize>(PlacedSet<N>);
 
 impl<const N: usize> Gaps<N> {
     /// No gap, the floor at `floor`.
     pub const fn new(floor: u32) -> Self {
-        Self {
-            floor,
-            ranges: [SeqRange::new(0, 0); N],
-            count: 0,
-        }
+        Self(PlacedSet::new(floor))
     }
 
     /// The gaps, in sequence order.
     pub fn ranges(&self) -> &[SeqRange] {
-        self.ranges.get(..self.count).unwrap_or(&[])
+        self.0.ranges()
     }
 
     /// Gap `i` in sequence order.
@@ -994,142 +1023,33 @@ impl<const N: usize> Gaps<N> {
         self.ranges().get(i).copied()
     }
 
-    /// Offset of `seq` from the floor.
-    const fn rel(&self, seq: u32) -> u32 {
-        seq.wrapping_sub(self.floor)
-    }
-
-    /// `r` as offsets from the floor, cut to start at the floor; `None`
-    /// when nothing of it lies after the floor within the window.
-    fn rel_range(&self, r: SeqRange) -> Option<(u32, u32)> {
-        let (a, b) = (self.rel(r.start), self.rel(r.end));
-        if b > MAX_WINDOW || b == 0 {
-            return None;
-        }
-        // A start past the window lies before the floor: cut to it.
-        let a = if a > MAX_WINDOW { 0 } else { a };
-        (a < b).then_some((a, b))
-    }
-
-    /// Rebuilds the list from offset pairs in order: pieces past `N` are
-    /// dropped.
-    fn set(&mut self, pieces: impl Iterator<Item = (u32, u32)>) {
-        let mut out = [SeqRange::new(0, 0); N];
-        let mut n = 0;
-        for (a, b) in pieces {
-            let Some(slot) = out.get_mut(n) else {
-                break;
-            };
-            *slot = SeqRange::new(self.floor.wrapping_add(a), self.floor.wrapping_add(b));
-            n += 1;
-        }
-        self.ranges = out;
-        self.count = n;
-    }
-
-    /// Records the gap `r`, merged with the gaps it overlaps or touches:
-    /// false (nothing recorded) when it is empty, outside the window, or
-    /// all entries are in use and it touches none.
+    /// Records the gap `r` (cut to start at the floor), merged with the
+    /// gaps it overlaps or touches: false (nothing recorded) when it is
+    /// empty, outside the window, or all entries are in use and it touches
+    /// none.
     pub fn add(&mut self, r: SeqRange) -> bool {
-        let Some((mut a, mut b)) = self.rel_range(r) else {
-            return false;
+        let floor = self.0.floor();
+        let start = if r.start.wrapping_sub(floor) > MAX_WINDOW {
+            floor
+        } else {
+            r.start
         };
-        let mut rel = [(0u32, 0u32); N];
-        let mut n = 0;
-        let mut pending = true;
-        for x in self.ranges() {
-            let (xa, xb) = (self.rel(x.start), self.rel(x.end));
-            let put = if xb < a {
-                (xa, xb)
-            } else if xa > b {
-                if pending {
-                    let Some(slot) = rel.get_mut(n) else {
-                        return false;
-                    };
-                    *slot = (a, b);
-                    n += 1;
-                    pending = false;
-                }
-                (xa, xb)
-            } else {
-                a = a.min(xa);
-                b = b.max(xb);
-                continue;
-            };
-            let Some(slot) = rel.get_mut(n) else {
-                return false;
-            };
-            *slot = put;
-            n += 1;
-        }
-        if pending {
-            let Some(slot) = rel.get_mut(n) else {
-                return false;
-            };
-            *slot = (a, b);
-            n += 1;
-        }
-        self.set(rel.into_iter().take(n));
-        true
+        self.0.insert(SeqRange::new(start, r.end)).is_ok()
     }
 
-    /// `r` was scanned: it leaves every gap it overlaps (a gap split in two
-    /// when it lies inside one; the upper piece is dropped when no entry is
-    /// left for it).
+    /// `r` was scanned: it leaves every gap it overlaps ([`PlacedSet::remove`]).
     pub fn remove(&mut self, r: SeqRange) {
-        let Some((a, b)) = self.rel_range(r) else {
-            return;
-        };
-        let mut rel = [(0u32, 0u32); N];
-        let mut n = 0;
-        let mut push = |p: (u32, u32)| {
-            if let Some(slot) = rel.get_mut(n) {
-                *slot = p;
-                n += 1;
-            }
-        };
-        for x in self.ranges() {
-            let (xa, xb) = (self.rel(x.start), self.rel(x.end));
-            if xb <= a || b <= xa {
-                push((xa, xb));
-                continue;
-            }
-            if xa < a {
-                push((xa, a));
-            }
-            if b < xb {
-                push((b, xb));
-            }
-        }
-        self.set(rel.into_iter().take(n));
+        self.0.remove(r);
     }
 
-    /// Moves the floor to `to` (the in-order path consumed everything
-    /// before it): gaps below it go, one across it is cut. A `to` before
-    /// the floor, or more than [`MAX_WINDOW`] after it, is ignored.
+    /// Moves the floor to `to` ([`PlacedSet::advance`]).
     pub fn advance(&mut self, to: u32) {
-        let t = self.rel(to);
-        if t == 0 || t > MAX_WINDOW {
-            return;
-        }
-        let old = self.floor;
-        let kept = self.ranges().iter().filter_map(|x| {
-            let (xa, xb) = (x.start.wrapping_sub(old), x.end.wrapping_sub(old));
-            (xb > t).then(|| (xa.max(t) - t, xb - t))
-        });
-        let mut rel = [(0u32, 0u32); N];
-        let mut n = 0;
-        for (slot, p) in rel.iter_mut().zip(kept) {
-            *slot = p;
-            n += 1;
-        }
-        self.floor = to;
-        self.set(rel.into_iter().take(n));
+        self.0.advance(to);
     }
 
     /// No gap, the floor where it is.
     pub fn clear(&mut self) {
-        self.count = 0;
+        self.0 = PlacedSet::new(self.0.floor());
     }
 }
 
