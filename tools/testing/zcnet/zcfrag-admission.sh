@@ -19,12 +19,6 @@ setsys() { ip netns exec "$1" sh -c "echo '$4' > /sys/class/net/$2/zcfrag/$3" 2>
 # A debug kernel (KASAN, lockdep, kmemleak) under TCG runs timers hundreds
 # of milliseconds late: the timing-bound checks stretch by SLOW there.
 SLOW=1; [ "${ZCNET_FLAVOUR:-default}" = debug ] && SLOW=4
-# wait_for DESC CMD...: polls CMD (bounded, 10 s, times SLOW) until it succeeds.
-wait_for() {
-  local d=$1 i; shift
-  for i in $(seq $((200 * SLOW))); do "$@" && return 0; sleep 0.05; done
-  echo "# timed out waiting for: $d"; return 1
-}
 . "$ZCNET_ROOT/tools/testing/zcnet/zcfrag-lib.sh"
 zcctl_a() { ip netns exec a zcctl "$@"; }
 

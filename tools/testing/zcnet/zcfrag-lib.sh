@@ -25,6 +25,38 @@ tcp_xfer() {
   t_expect "$5" "$want" "$got"
 }
 
+# wait_for DESC CMD...: polls CMD (bounded, 10 s, times SLOW) until it succeeds.
+wait_for() {
+  local d=$1 i; shift
+  for i in $(seq $((200 * ${SLOW:-1}))); do "$@" && return 0; sleep 0.05; done
+  echo "# timed out waiting for: $d"; return 1
+}
+
+# page_segs_start NS DEV SRC / page_segs_stop: count the whole-page (4096-byte)
+# TCP segments SRC hands DEV, as the stack built them (GSO packets are cut
+# at gso_size from their start, so a packet of L bytes holds L / 4096 whole
+# pages). What the receiver can build as full pages is bounded by these: the
+# sender's TCP ends a packet short of a page whenever the receive window or
+# Nagle says so, which no receive path can undo. Each sequence range counts
+# once (a retransmission is not a second page). page_segs_stop (after the
+# transfer) waits until the capture holds the sender's FIN, since tcpdump
+# drops what its ring still holds when it is stopped, and prints the count,
+# or nothing when tcpdump reports packets it dropped.
+page_segs_start() {
+  ip netns exec "$1" tcpdump -i "$2" -s 96 -B 16384 --immediate-mode -U -w /tmp/pseg.pcap "tcp and src $3" 2>/tmp/pseg.err &
+  PSEG_PID=$!
+  wait_for "tcpdump on $2" grep -q "listening on" /tmp/pseg.err
+}
+_pseg_fin() { tcpdump -r /tmp/pseg.pcap -c 1 'tcp[tcpflags] & tcp-fin != 0' 2>/dev/null | grep -q .; }
+page_segs_stop() {
+  wait_for "the sender's FIN in the capture" _pseg_fin
+  kill -INT "$PSEG_PID"; wait "$PSEG_PID"
+  grep -q "^0 packets dropped by kernel" /tmp/pseg.err || { sed 's/^/# /' /tmp/pseg.err; return; }
+  tcpdump -r /tmp/pseg.pcap -nn 2>/dev/null |
+    awk 'match($0, / seq [0-9]+:[0-9]+,/) { r = substr($0, RSTART + 5, RLENGTH - 6); if (!(r in s)) { s[r] = 1; split(r, b, ":"); n += int((b[2] - b[1]) / 4096) } } END { print n + 0 }'
+  rm -f /tmp/pseg.pcap
+}
+
 # corrupt_first_frags NS DEV PCT: netem on DEV's egress flips one bit in PCT%
 # of the first fragments (more fragments set, offset 0: a u32 match on the IP
 # header) and leaves every other frame alone. So a TCP segment carries one

@@ -217,13 +217,8 @@ want=990
 [ "${got:-0}" -ge $want ] && t_ok "the interleaved pings answered ($got of 1000)" ||
   t_fail "the interleaved pings answered" "$(cat /tmp/native-ping.out)"
 
-# sys, wait_for, sv: the sysfs group of va, a bounded wait, a sysfs value.
+# sys, sv: the sysfs group of va, a sysfs value (wait_for: zcfrag-lib.sh).
 sys=/sys/class/net/$ZC_IF_A/zcfrag
-wait_for() {
-  local d=$1 i; shift
-  for i in $(seq 200); do "$@" && return 0; sleep 0.05; done
-  echo "# timed out waiting for: $d"; return 1
-}
 sv() { ip netns exec $A cat "$sys/$1" 2>/dev/null; }
 # (c) and (c2) run on the udp wire only: they test the front end's settings,
 # not its queues, and the tap wire's run is the same suite again (the

@@ -117,7 +117,9 @@ udp_xfer a b "$ZC_IP_B" 200 8000 "UDP 200 x 8000 B zcfrag -> zcfrag"
 # --- receive speculation: clean traffic lands in single pages ---
 pot0=$(stat b zf1 zc_potential); ok0=$(stat b zf1 zc_successful); full0=$(stat b zf1 zc_full_pages)
 pn0=$(stat b zf1 rx_pages_new); pr0=$(stat b zf1 rx_pages_reused); ps0=$(stat b zf1 rx_pages_stashed)
+page_segs_start a zf0 "$ZC_IP_A"
 tcp_xfer a b "$ZC_IP_B" 33554432 "TCP 32 MiB zcfrag -> zcfrag (speculated), md5"
+sent=$(page_segs_stop)
 pot=$(( $(stat b zf1 zc_potential) - pot0 )); ok=$(( $(stat b zf1 zc_successful) - ok0 )); full=$(( $(stat b zf1 zc_full_pages) - full0 ))
 pn=$(( $(stat b zf1 rx_pages_new) - pn0 )); pr=$(( $(stat b zf1 rx_pages_reused) - pr0 ))
 # (Pages from the stash, which zcsock fills, count as new here: none
@@ -130,7 +132,14 @@ echo "# speculation: $ok of $pot trains completed, $full full pages; pages: $pr 
 # slot for the next (at most one per slot, 32, also from before the run).
 [ $((pr + pn)) -ge $((ok - 32)) ] && [ $((pr + pn)) -le $((ok + 32)) ] && t_ok "one page per completed train ($((pr + pn)) for $ok)" || t_fail "one page per completed train" "$((pr + pn)) pages for $ok"
 [ $pot -gt 8000 ] && [ $((ok * 100)) -ge $((pot * 99)) ] && t_ok "at least 99% of trains complete ($ok/$pot)" || t_fail "at least 99% of trains complete" "$ok/$pot"
-[ $((full * 100)) -ge $((8192 * 95)) ] && t_ok "page-sized packets arrive as single page fragments ($full full pages for 32 MiB)" || t_fail "full pages" "$full"
+# The sender's TCP decides how many of the 8192 pages leave as whole
+# 4096-byte segments (7782 to 8185 seen; CI failed a fixed 95% of 8192 at
+# 7782 on 2026-11-28): each of those must arrive as one full page.
+if [ -n "$sent" ] && [ "$sent" -ge 4096 ]; then
+  [ $((full * 100)) -ge $((sent * 99)) ] && t_ok "page-sized segments arrive as single page fragments ($full full pages for the $sent the sender sent, 32 MiB)" || t_fail "page-sized segments arrive as single page fragments" "$full full pages for $sent whole-page segments sent"
+else
+  t_fail "page-sized segments arrive as single page fragments" "sender capture: '${sent}' whole-page segments (need 4096 or more)"
+fi
 t_expect "no slot left busy after the transfer" 0 "$(stat b zf1 slots_in_use)"
 
 # --- backpressure: a slow lower device queues fragments, it does not drop ---
