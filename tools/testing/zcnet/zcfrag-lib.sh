@@ -37,8 +37,10 @@ wait_for() {
 # at gso_size from their start, so a packet of L bytes holds L / 4096 whole
 # pages). What the receiver can build as full pages is bounded by these: the
 # sender's TCP ends a packet short of a page whenever the receive window or
-# Nagle says so, which no receive path can undo. Each sequence range counts
-# once (a retransmission is not a second page). page_segs_stop (after the
+# Nagle says so, which no receive path can undo. A retransmission counts
+# again: it is another train to the receiver (a cold run's veth counted 12
+# more full pages than whole-page segments when each range counted once,
+# 2026-11-29). page_segs_stop (after the
 # transfer) waits until the capture holds the sender's FIN, since tcpdump
 # drops what its ring still holds when it is stopped, and prints the count,
 # or nothing when tcpdump reports packets it dropped.
@@ -53,7 +55,10 @@ page_segs_stop() {
   kill -INT "$PSEG_PID"; wait "$PSEG_PID"
   grep -q "^0 packets dropped by kernel" /tmp/pseg.err || { sed 's/^/# /' /tmp/pseg.err; return; }
   tcpdump -r /tmp/pseg.pcap -nn 2>/dev/null |
-    awk 'match($0, / seq [0-9]+:[0-9]+,/) { r = substr($0, RSTART + 5, RLENGTH - 6); if (!(r in s)) { s[r] = 1; split(r, b, ":"); n += int((b[2] - b[1]) / 4096) } } END { print n + 0 }'
+    awk 'match($0, / seq [0-9]+:[0-9]+,/) {
+        r = substr($0, RSTART + 5, RLENGTH - 6); split(r, b, ":"); n += int((b[2] - b[1]) / 4096)
+        if (r in s) again++; s[r] = 1; p++ }
+      END { print n + 0; printf "# capture: %d data packets, %d of them a range sent before\n", p, again > "/dev/stderr" }'
   rm -f /tmp/pseg.pcap
 }
 
