@@ -40,10 +40,10 @@ wait_for() {
 # Nagle says so, which no receive path can undo. A retransmission counts
 # again: it is another train to the receiver (a cold run's veth counted 12
 # more full pages than whole-page segments when each range counted once,
-# 2026-11-29). page_segs_stop (after the
-# transfer) waits until the capture holds the sender's FIN, since tcpdump
-# drops what its ring still holds when it is stopped, and prints the count,
-# or nothing when tcpdump reports packets it dropped.
+# 2026-11-29). page_segs_stop (after the transfer) waits until the capture
+# holds the sender's FIN, since tcpdump drops what its ring still holds
+# when it is stopped, and prints the count, or nothing when tcpdump
+# reports packets it dropped (its report goes to the log).
 page_segs_start() {
   ip netns exec "$1" tcpdump -i "$2" -s 96 -B 16384 --immediate-mode -U -w /tmp/pseg.pcap "tcp and src $3" 2>/tmp/pseg.err &
   PSEG_PID=$!
@@ -53,7 +53,7 @@ _pseg_fin() { tcpdump -r /tmp/pseg.pcap -c 1 'tcp[tcpflags] & tcp-fin != 0' 2>/d
 page_segs_stop() {
   wait_for "the sender's FIN in the capture" _pseg_fin
   kill -INT "$PSEG_PID"; wait "$PSEG_PID"
-  grep -q "^0 packets dropped by kernel" /tmp/pseg.err || { sed 's/^/# /' /tmp/pseg.err; return; }
+  grep -q "^0 packets dropped by kernel" /tmp/pseg.err || { sed 's/^/# /' /tmp/pseg.err >&2; return; }
   tcpdump -r /tmp/pseg.pcap -nn 2>/dev/null |
     awk 'match($0, / seq [0-9]+:[0-9]+,/) {
         r = substr($0, RSTART + 5, RLENGTH - 6); split(r, b, ":"); n += int((b[2] - b[1]) / 4096)
