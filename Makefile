@@ -93,7 +93,7 @@ bench-native: setup modules tools
 
 bench-ddp: setup modules tools
 	@$(ROOT)/scripts/run-guest.sh --topo veth --timeout 7200 --log $(ROOT)/out/bench-ddp.log -v \
-		$(ROOT)/tools/testing/zcnet/bench-ddp.sh $(foreach v,ZCBENCH_SECONDS ZCBENCH_ITERS BENCH_DDP_PARTS BENCH_DDP_FAULTS BENCH_DDP_FAULT_ROUNDS,$(if $($(v)),'$(v)=$($(v))'))
+		$(ROOT)/tools/testing/zcnet/bench-ddp.sh $(foreach v,ZCBENCH_SECONDS ZCBENCH_ITERS BENCH_DDP_PARTS BENCH_DDP_FAULTS BENCH_DDP_FAULT_ROUNDS BENCH_DDP_BASE_KO,$(if $($(v)),'$(v)=$($(v))'))
 
 # ZCBENCH_SECONDS (3), ZCBENCH_REPEAT (3) go to the guest.
 bench-zctx: setup modules tools

@@ -169,7 +169,7 @@ impl Ctx {
         // work item drains the notifications.
         let zctx = (crate::zctx_default() && sk.zerocopy_on()).then(crate::zctx_always);
         qp.start(setup, self.sq_depth.load(Relaxed) as usize, ooo, zctx)?;
-        // Segments ahead of a hole kick the work item (CRC only).
+        // Segments ahead of a hole kick the receive path (CRC only).
         sk.set_ofo_kick(qp.set_ooo(ooo));
         self.info.store(info.pack(), Relaxed);
         self.state.store(uapi::STATE_RTS, Relaxed);

@@ -1271,12 +1271,14 @@ impl Qp {
         self.reap(sk);
     }
 
-    /// Data arrived, in softirq ([`RxLocked`]): the in-order receive path
-    /// takes what TCP queued now, placing and completing as the work item
-    /// would, without its wake-up. `Some` when nothing is left for the
-    /// work item (no FPDU to send -- a Read Response owed, a Terminate,
-    /// work posted and waiting for a Read's credit --, no error to report,
-    /// nothing out of order to scan), saying whether completions came.
+    /// Data arrived, in softirq, or the out-of-order hook asked for a run
+    /// under TCP's spinlock ([`RxLocked`]): the in-order receive path takes
+    /// what TCP queued now, placing and completing as the work item would,
+    /// without its wake-up, then the out-of-order walk places what TCP
+    /// holds ahead of a hole. `Some` when nothing is left for the work item
+    /// (no FPDU to send -- a Read Response owed, a Terminate, work posted
+    /// and waiting for a Read's credit --, no error to report), saying
+    /// whether completions came.
     pub(crate) fn pump_bh(&mut self, sk: &RxLocked<'_>) -> Option<bool> {
         if !self.live || self.error != 0 {
             return None;
@@ -1287,14 +1289,17 @@ impl Qp {
             s::RX_FPDUS_SOFTIRQ,
             i64::from(self.rx_fpdus.wrapping_sub(n)),
         );
+        let placed = self.ooo.as_ref().map_or(0, |o| o.bytes);
+        self.ooo_walk(sk);
+        if let Some(o) = self.ooo.as_ref() {
+            self.counts
+                .add(s::OOO_BYTES_SOFTIRQ, o.bytes.wrapping_sub(placed) as i64);
+        }
         let idle = self.error == 0
             && self.term.is_none()
             && self.tx_off >= self.tx_len
             && self.sq.is_empty()
-            && self.irq.is_empty()
-            // Segments held out of order and not scanned yet: the walk
-            // runs in the work item.
-            && self.ooo.as_ref().is_none_or(|o| !o.unscanned(sk));
+            && self.irq.is_empty();
         idle.then_some(self.cq.len() > c)
     }
 

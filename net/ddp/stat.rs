@@ -47,6 +47,7 @@ crate::zcnet::counters::counter_table! {
     OOO_SKIPPED_CRC = c"ZcddpOooSkippedCrc",
     OOO_RETRANS_DIFFER = c"ZcddpOooRetransDiffer",
     OOO_REFUSED = c"ZcddpOooRefused",
+    OOO_BYTES_SOFTIRQ = c"ZcddpOooBytesSoftirq",
     TERMINATES_SENT = c"ZcddpTerminatesSent",
     TERMINATES_RECEIVED = c"ZcddpTerminatesReceived",
     TX_BYTES_BY_REF = c"ZcddpTxBytesByRef",

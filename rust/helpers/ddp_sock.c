@@ -429,16 +429,6 @@ bool zcnet_helper_ddp_ofo_queued(const struct sock *sk)
 	return !RB_EMPTY_ROOT(&tcp_sk(sk)->out_of_order_queue);
 }
 
-bool zcnet_helper_ddp_ofo_beyond(const struct sock *sk, u32 seq)
-{
-	const struct tcp_sock *tp = tcp_sk(sk);
-	const struct sk_buff *last = tp->ooo_last_skb;
-
-	/* ooo_last_skb is the queue's last skb while it is not empty. */
-	return !RB_EMPTY_ROOT(&tp->out_of_order_queue) &&
-	       after(TCP_SKB_CB(last)->seq + last->len, seq);
-}
-
 bool zcnet_helper_ddp_can_wait(const struct sock *sk, unsigned int missing)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);

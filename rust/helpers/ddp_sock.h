@@ -67,7 +67,8 @@ int zcnet_helper_ddp_wait(struct sock *sk, long *timeo, unsigned int need);
 void zcnet_helper_ddp_rcv_seqs(struct sock *sk, u32 *copied, u32 *rcv_nxt);
 /*
  * Out-of-order placement reads TCP's out-of-order queue in place (sk
- * locked; it holds only segments TCP accepted). zcnet_helper_ddp_ofo_next()
+ * locked, or its spinlock held with no owner; it holds only segments TCP
+ * accepted). zcnet_helper_ddp_ofo_next()
  * finds the first queued skb whose data ends after sequence number from:
  * 1 with *seq its first byte from from on and *end just past its data, 0
  * when none is queued.
@@ -121,6 +122,4 @@ unsigned int zcnet_helper_ddp_rcvbuf(const struct sock *sk);
 bool zcnet_helper_ddp_can_wait(const struct sock *sk, unsigned int missing);
 /* Whether TCP holds segments out of order (sk locked or its spinlock held). */
 bool zcnet_helper_ddp_ofo_queued(const struct sock *sk);
-/* Whether sk's out-of-order queue holds data after sequence number seq. */
-bool zcnet_helper_ddp_ofo_beyond(const struct sock *sk, u32 seq);
 #endif

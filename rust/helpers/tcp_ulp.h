@@ -40,10 +40,12 @@ struct zcnet_tcp_ulp_cbs {
 	void (*work)(struct sock *sk, void *ctx);
 	/*
 	 * Optional, with work: data arrived and TCP queued it, in softirq
-	 * with sk's spinlock held and no owner (tcp_v4_rcv()); the ULP may
-	 * take the bytes now (no sleeping, no sending). True when nothing is
-	 * left for work; false schedules it. Not called while sk has an owner
-	 * (the work item runs instead).
+	 * with sk's spinlock held and no owner (tcp_v4_rcv()), or in the
+	 * owner's release_sock() (its backlog); or a run was asked for
+	 * (zcnet_helper_tcp_ulp_kick_rx(), the out-of-order hook), in process
+	 * context with bottom halves off, sk's spinlock held and no owner.
+	 * The ULP may take the bytes now (no sleeping, no sending). True when
+	 * nothing is left for work; false schedules it.
 	 */
 	bool (*rx_bh)(struct sock *sk, void *ctx);
 	/*
@@ -128,6 +130,11 @@ bool zcnet_helper_tcp_ulp_zerocopy(struct sock *sk);
 /* Schedules sk's work item (a socket reference held for it), unless it is
  * pending or the socket is closing. */
 void zcnet_helper_tcp_ulp_kick(struct sock *sk);
+/* Schedules a run of sk's receive path (rx) under its spinlock, from
+ * process context with bottom halves off, while no one owns sk; owned,
+ * or when rx leaves work, the work item runs (it alone without rx). A
+ * socket reference is held for it. */
+void zcnet_helper_tcp_ulp_kick_rx(struct sock *sk);
 /*
  * Out-of-order kicks: a netfilter hook in every namespace (IPv4 LOCAL_IN)
  * that schedules the work item of a socket that asked

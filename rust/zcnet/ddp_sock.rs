@@ -281,9 +281,9 @@ impl RxLocked<'_> {
         })
     }
 
-    /// The socket's work item runs when a TCP segment with payload arrives
-    /// for it ahead of `rcv_nxt` (`on`), or no longer; off by itself when
-    /// the socket closes. Needs the module's [`super::ulp::OfoHook`].
+    /// The socket's receive path runs ([`TcpSock::kick_rx`]) when a TCP
+    /// segment with payload arrives for it ahead of `rcv_nxt` (`on`), or no
+    /// longer; off by itself when the socket closes. Needs the module's [`super::ulp::OfoHook`].
     pub fn set_ofo_kick(&self, on: bool) {
         // SAFETY: By the type invariant TCP's queues hold still (`RxLocked`); its ULP data is live
         // in the ULP's callbacks.
@@ -393,13 +393,6 @@ impl RxLocked<'_> {
     pub fn rcvbuf(&self) -> usize {
         // SAFETY: By the type invariant the socket is live; one field read.
         unsafe { ext::zcnet_helper_ddp_rcvbuf(self.as_raw()) as usize }
-    }
-
-    /// Whether TCP holds data out of order after sequence number `seq`.
-    pub fn ofo_beyond(&self, seq: u32) -> bool {
-        // SAFETY: By the type invariant TCP's queues hold still (`RxLocked`); the helper reads its
-        // out-of-order queue's root and last skb.
-        unsafe { ext::zcnet_helper_ddp_ofo_beyond(self.as_raw(), seq) }
     }
 
     /// Whether TCP holds segments out of order (a hole before them).

@@ -288,6 +288,18 @@ impl TcpSock {
         // after close, which stops the work item first).
         unsafe { ext::zcnet_helper_tcp_ulp_kick(self.as_raw()) }
     }
+
+    /// Schedules a run of the receive path ([`Ulp::rx_bh`]) from process
+    /// context, under the socket's spinlock with bottom halves off, as
+    /// TCP's softirq holds it: segments arriving meanwhile are queued by
+    /// TCP as usual, not sent to an owner's backlog. With the socket owned,
+    /// or when `rx_bh` leaves work, the work item runs instead, as it does
+    /// for a ULP without `rx_bh`. Any context.
+    pub fn kick_rx(&self) {
+        // SAFETY: The socket is live, and so its ULP data (released only
+        // after close, which stops this run first).
+        unsafe { ext::zcnet_helper_tcp_ulp_kick_rx(self.as_raw()) }
+    }
 }
 
 impl RxLocked<'_> {
@@ -482,7 +494,9 @@ pub trait Ulp: Sync + 'static {
     /// socket go ([`RxLocked`] either way; no sleeping). The ULP may take
     /// the bytes now, as siw and the strparser do, instead of a work item's
     /// run later: true when nothing is left for [`Ulp::work`], false to
-    /// schedule it.
+    /// schedule it. Also called for [`TcpSock::kick_rx`] and the
+    /// out-of-order hook, in process context under the socket's spinlock
+    /// with bottom halves off and no owner.
     fn rx_bh(_sk: &RxLocked<'_>, _ctx: &Self::Ctx) -> bool {
         false
     }
@@ -894,18 +908,19 @@ impl<T: Ulp> Adapter<T> {
 
     /// # Safety
     ///
-    /// The socket's data_ready hook: a live socket whose spinlock the
+    /// The socket's data_ready hook, or its receive run
+    /// (`zcnet_ulp_ofo_walk_fn()`): a live socket whose spinlock the
     /// caller holds with bottom halves off and no owner, or which the
     /// current thread owns (its backlog), and its holder (live while the
-    /// hook is installed).
+    /// hook is installed, and until close has cancelled the run).
     unsafe extern "C" fn rx_bh_cb(sk: *mut bindings::sock, ctx: *mut ffi::c_void) -> bool {
         // SAFETY: The socket is live for the call.
         let s = unsafe { TcpSock::from_raw(sk) };
         // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
         match unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
-            // INVARIANT: The hook holds the socket's spinlock with no owner
-            // (`RxLocked`'s second case), or the current thread owns the
-            // socket (its first).
+            // INVARIANT: The hook or the run holds the socket's spinlock
+            // with bottom halves off and no owner (`RxLocked`'s second
+            // case), or the current thread owns the socket (its first).
             Some(h) => T::rx_bh(&RxLocked(s), &h.ctx),
             None => false,
         }
@@ -972,8 +987,9 @@ impl<T: Ulp> Adapter<T> {
 
 /// The out-of-order kicks' netfilter hook, in every network namespace
 /// (`zcnet_helper_tcp_ulp_ofo_register()` in `tcp_ulp.h`): sockets that
-/// asked ([`Locked::set_ofo_kick`]) get their work item run when a TCP
-/// segment with payload arrives ahead of `rcv_nxt`. Unregistered on drop.
+/// asked ([`Locked::set_ofo_kick`]) get their receive path run
+/// ([`TcpSock::kick_rx`]) when a TCP segment with payload arrives ahead of
+/// `rcv_nxt`: at once and a jiffy later. Unregistered on drop.
 ///
 /// # Invariants
 ///

@@ -3,13 +3,17 @@
 //! Out-of-order direct placement: the kernel glue around the decision
 //! engine (`rust/wire/ooo.rs`, Documentation/networking/zcddp.rst).
 //!
-//! A netfilter hook (`rust/helpers/tcp_ulp.c`) schedules the socket's work
-//! item when a TCP segment with payload arrives ahead of `rcv_nxt`. The work
-//! item (socket locked, which serialises it with the in-order path and
-//! keeps TCP's out-of-order queue still) first runs the in-order path, then
-//! [`Qp::ooo_walk`]: it hands what TCP accepted into its out-of-order queue
-//! and has not been scanned yet (past the walk's high-water mark, or in a
-//! gap it passed over: [`Gaps`]) to [`engine::scan_in`], which reads it where
+//! A netfilter hook (`rust/helpers/tcp_ulp.c`) schedules a run of the
+//! socket's receive path when a TCP segment with payload arrives ahead of
+//! `rcv_nxt` (`TcpSock::kick_rx`): in process context under TCP's socket
+//! spinlock with bottom halves off, as TCP's softirq takes it, or in the
+//! work item when a thread owns the socket. Either way TCP's out-of-order
+//! queue holds still and the run is serialised with the in-order path. The
+//! run (like softirq's receive path and the work item's) first takes what
+//! is in order, then [`Qp::ooo_walk`]: it hands what TCP accepted into its
+//! out-of-order queue and has not been scanned yet (past the walk's
+//! high-water mark, or in a gap it passed over: [`Gaps`]) to
+//! [`engine::scan_in`], which reads it where
 //! it lies (headers a few bytes at a time, the CRC computed over the skb)
 //! and, for each placement, checks the registration (valid, this
 //! connection's, the access, the bounds, the peer unable to invalidate it;
@@ -35,7 +39,7 @@ use crate::wire::{
     rdmap::Opcode,
 };
 use crate::zcnet::ddp_sock::OfoSeg;
-use crate::zcnet::ulp::{Locked, RxLocked};
+use crate::zcnet::ulp::RxLocked;
 use kernel::prelude::*;
 
 /// TCP payload is scanned in windows of at most this: a longer skb is cut
@@ -47,8 +51,8 @@ const RECS: usize = 256;
 const RANGES: usize = 32;
 /// Gaps behind the high-water mark the walk looks into on each run.
 const GAPS: usize = 8;
-/// The walk's bounds per run: windows scanned and bytes; past them the
-/// work item runs again.
+/// The walk's bounds per run: windows scanned and bytes; past them
+/// another run is scheduled (bottom halves stay off at most this long).
 const STEPS_PER_RUN: usize = 64;
 const BYTES_PER_RUN: usize = 256 * 1024;
 
@@ -77,6 +81,9 @@ pub(crate) struct Ooo {
     scanned: Option<u32>,
     /// Where TCP held nothing behind `scanned` when the walk went past.
     gaps: Gaps<GAPS>,
+    /// Payload bytes placed out of order so far (wrapping), for
+    /// [`Qp::pump_bh`]'s count of those placed without owning the socket.
+    pub(super) bytes: u64,
 }
 
 /// What the in-order path does with an FPDU.
@@ -99,6 +106,7 @@ impl Ooo {
             recs,
             scanned: None,
             gaps: Gaps::new(0),
+            bytes: 0,
         })
     }
 
@@ -113,18 +121,6 @@ impl Ooo {
             self.placed = PlacedSet::new(copied);
             self.gaps = Gaps::new(copied);
         }
-    }
-
-    /// Whether TCP holds data out of order past the walk's high-water mark
-    /// (placement on). What lands in a gap behind it is not asked for
-    /// here (a lookup per gap): the netfilter hook kicks the work item for
-    /// it as for any segment ahead of `rcv_nxt`.
-    pub(super) fn unscanned(&self, sk: &RxLocked<'_>) -> bool {
-        self.on
-            && match self.scanned {
-                Some(x) => sk.ofo_beyond(x),
-                None => sk.ofo_queued(),
-            }
     }
 
     /// The in-order path completed FPDU `f` (its bytes in `fbuf`, markers
@@ -240,10 +236,11 @@ fn whole_fpdus(seg: &OfoSeg<'_>, max: usize) -> usize {
 }
 
 impl Qp {
-    /// Places what TCP holds out of order (socket locked, after the
-    /// in-order path took what it could), within the run's bounds.
-    pub(super) fn ooo_walk(&mut self, sk: &Locked<'_>) {
-        if self.error != 0 || !self.live {
+    /// Places what TCP holds out of order (TCP's queues held still, after
+    /// the in-order path took what it could), within the run's bounds.
+    /// Atomic context allowed (softirq, or TCP's spinlock held).
+    pub(super) fn ooo_walk(&mut self, sk: &RxLocked<'_>) {
+        if self.error != 0 || !self.live || !sk.ofo_queued() {
             return;
         }
         let Some(mut o) = self.ooo.take() else {
@@ -255,7 +252,7 @@ impl Qp {
         self.ooo = Some(o);
     }
 
-    fn ooo_run(&mut self, sk: &Locked<'_>, o: &mut Ooo) {
+    fn ooo_run(&mut self, sk: &RxLocked<'_>, o: &mut Ooo) {
         let Some(p) = self.parser.as_ref() else {
             return;
         };
@@ -288,7 +285,7 @@ impl Qp {
         let mut i = 0;
         while let Some(g) = o.gaps.get(i) {
             if steps >= STEPS_PER_RUN || bytes >= BYTES_PER_RUN {
-                sk.kick();
+                sk.kick_rx();
                 return;
             }
             steps += 1;
@@ -314,7 +311,7 @@ impl Qp {
         loop {
             if steps >= STEPS_PER_RUN || bytes >= BYTES_PER_RUN {
                 // More next run.
-                sk.kick();
+                sk.kick_rx();
                 break;
             }
             steps += 1;
@@ -339,7 +336,7 @@ impl Qp {
     /// begins with an FPDU longer than a window (left in order).
     fn ooo_window(
         &mut self,
-        sk: &Locked<'_>,
+        sk: &RxLocked<'_>,
         o: &mut Ooo,
         st: &Stream,
         rest: &OfoSeg<'_>,
@@ -358,7 +355,7 @@ impl Qp {
     }
 
     /// One window of out-of-order payload, read where it lies.
-    fn ooo_segment(&mut self, sk: &Locked<'_>, o: &mut Ooo, st: &Stream, seg: &OfoSeg<'_>) {
+    fn ooo_segment(&mut self, sk: &RxLocked<'_>, o: &mut Ooo, st: &Stream, seg: &OfoSeg<'_>) {
         let scan = match engine::scan_in(st, seg.seq, seg) {
             Ok(x) => x,
             Err(Refusal::NotAhead | Refusal::NoData) => return,
@@ -385,7 +382,7 @@ impl Qp {
     /// Checks, records and copies one placement.
     fn ooo_place(
         &mut self,
-        sk: &Locked<'_>,
+        sk: &RxLocked<'_>,
         o: &mut Ooo,
         seg: &OfoSeg<'_>,
         p: &Placement,
@@ -459,6 +456,7 @@ impl Qp {
             o.recs.pop();
         }
         stat::add(sk.net(), s::BYTES_PLACED_OUT_OF_ORDER, n as i64);
+        o.bytes = o.bytes.wrapping_add(n as u64);
         r
     }
 }

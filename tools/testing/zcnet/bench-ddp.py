@@ -25,6 +25,39 @@ def ratio(a, b):
     return None if a is None or b in (None, 0) else a / b
 
 
+def cell(runs, p, c, s, o):
+    """The median of row (path p under fault c, operation o, size s)."""
+    return runs.get((p + "@" + c, o, s))
+
+
+def pct(runs, p, c, s):
+    """The share of path p's payload placed out of order under c, %."""
+    v = cell(runs, p, c, s, "ooo_share")
+    return None if v is None else v * 100
+
+
+def base_table(runs, rounds, conds):
+    """This tree's zcddp against BENCH_DDP_BASE_KO's, placement on in both,
+    with every round's bandwidth (a median of a few hides two groups)."""
+    print("against the base build (BENCH_DDP_BASE_KO), placement on in both: MB/s and"
+          " ns/B (medians), the share placed out of order (%), and every round's MB/s")
+    print("{:>10} {:>9} {:>9} {:>9} {:>11} {:>9} {:>9} {:>7} {:>7}  {}".format(
+        "netem", "bytes", "zcddp", "base", "zcddp/base", "ns/B", "base ns/B", "ooo %",
+        "base %", "rounds zcddp | base"))
+    for c in conds:
+        for s in sorted({s for p, o, s in runs if p.endswith("@" + c) and o == "write_bw"}):
+            def each(p):
+                return " ".join("{:.1f}".format(v) for v in rounds.get((p + "@" + c, "write_bw", s), []))
+
+            z, b = cell(runs, "zcddp", c, s, "write_bw"), cell(runs, "zcddp-base", c, s, "write_bw")
+            print("{:>10} {:>9} {:>9} {:>9} {:>11} {:>9} {:>9} {:>7} {:>7}  {} | {}".format(
+                c, s, fmt(z), fmt(b), fmt(ratio(z, b), "{:.2f}"),
+                fmt(cell(runs, "zcddp", c, s, "sys_cpu"), "{:.2f}"),
+                fmt(cell(runs, "zcddp-base", c, s, "sys_cpu"), "{:.2f}"),
+                fmt(pct(runs, "zcddp", c, s), "{:.2f}"), fmt(pct(runs, "zcddp-base", c, s), "{:.2f}"),
+                each("zcddp"), each("zcddp-base")))
+
+
 def main():
     d = sys.argv[1]
     tcp = load(os.path.join(d, "tcp.json"))
@@ -41,7 +74,15 @@ def main():
     # Rows measured in rounds: their median.
     rounds = runs
     runs = {k: statistics.median(v) for k, v in runs.items()}
-    head = ddp or tcp or {}
+    # The run's kernel and machine: from any zcbench JSON of the run
+    # (part faults alone writes no tcp.json or zcddp.json).
+    head = ddp or tcp
+    for name in sorted(os.listdir(d)) if head is None else []:
+        if name.endswith(".json"):
+            head = load(os.path.join(d, name))
+            if head:
+                break
+    head = head or {}
     print("bench-ddp: kernel {} ({}), accel {}, {} CPUs".format(
         head.get("kernel", "?"), head.get("flavour", "?"), head.get("accel", "?"), head.get("cpus", "?")))
     tlat = {r["bytes"]: r["median_us"] for r in (tcp or {}).get("latency", [])}
@@ -115,18 +156,17 @@ def main():
         for c in conds:
             for s in sorted({s for p, o, s in runs if p.endswith("@" + c) and o == "write_bw"}):
                 def g(p, o):
-                    return runs.get((p + "@" + c, o, s))
-                def pct(p):
-                    v = g(p, "ooo_share")
-                    return None if v is None else v * 100
+                    return cell(runs, p, c, s, o)
                 print("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>13} {:>9} {:>9} {:>9} {:>7} {:>9}".format(
                     c, s, fmt(g("tcp", "sys_cpu"), "{:.2f}"), fmt(g("zcddp", "sys_cpu"), "{:.2f}"),
                     fmt(g("zcddp-inorder", "sys_cpu"), "{:.2f}"),
                     fmt(g("zcddp-staged", "sys_cpu"), "{:.2f}"),
                     fmt(ratio(g("zcddp", "sys_cpu"), g("zcddp-staged", "sys_cpu")), "{:.2f}"),
                     fmt(g("zcddp", "copies"), "{:.2f}"), fmt(g("zcddp-inorder", "copies"), "{:.2f}"),
-                    fmt(g("zcddp-staged", "copies"), "{:.2f}"), fmt(pct("zcddp"), "{:.2f}"),
-                    fmt(pct("zcddp-inorder"), "{:.2f}")))
+                    fmt(g("zcddp-staged", "copies"), "{:.2f}"), fmt(pct(runs, "zcddp", c, s), "{:.2f}"),
+                    fmt(pct(runs, "zcddp-inorder", c, s), "{:.2f}")))
+        if any(p.startswith("zcddp-base@") for p, o, s in runs):
+            base_table(runs, rounds, conds)
     lconds = []
     for p, o, s in runs:
         if "@" in p and o.endswith("_lat") and p.split("@")[1] not in lconds:

@@ -39,15 +39,20 @@
 #
 #   bench-ddp.sh [ZCBENCH_SECONDS=2] [ZCBENCH_ITERS=200] [BENCH_DDP_PARTS=all]
 #                [BENCH_DDP_FAULTS=NAME:NETEM|...] [BENCH_DDP_FAULT_ROUNDS=3]
+#                [BENCH_DDP_BASE_KO=PATH]
 # BENCH_DDP_PARTS: the parts to run, of main (tcp, zcddp, siw), siwverbs
 # (zcddp-siw), faults, faultlat and rping, comma-separated; all by default.
 # BENCH_DDP_FAULTS: the faults of parts faults and faultlat, NAME:netem
 # arguments, |-separated (default below).
+# BENCH_DDP_BASE_KO: another build of zcddp.ko (a path the guest sees,
+# under ZCNET_ROOT; the running kernel's vermagic), run in part faults
+# beside this tree's with placement on, as zcddp-base: a change measured
+# against the build before it in the same run and rounds.
 set -u
 for a in "$@"; do
   case "$a" in
     "") ;;
-    ZCBENCH_SECONDS=*|ZCBENCH_ITERS=*|BENCH_DDP_PARTS=*|BENCH_DDP_FAULTS=*|BENCH_DDP_FAULT_ROUNDS=*)
+    ZCBENCH_SECONDS=*|ZCBENCH_ITERS=*|BENCH_DDP_PARTS=*|BENCH_DDP_FAULTS=*|BENCH_DDP_FAULT_ROUNDS=*|BENCH_DDP_BASE_KO=*)
       export "${a?}" ;;
     *) echo "bench-ddp: unknown argument $a"; exit 2 ;;
   esac
@@ -346,14 +351,25 @@ zb() {
   fi
   echo "# faults $name: $PATHNAME ${v:-failed}"
 }
+modes="1:1 0:1 1:0"
+if [ -n "${BENCH_DDP_BASE_KO:-}" ]; then
+  if [ -f "$BENCH_DDP_BASE_KO" ]; then
+    modes="$modes base"
+  else
+    echo "# BENCH_DDP_BASE_KO=$BENCH_DDP_BASE_KO: no such file in the guest"
+  fi
+fi
 for r in $(seq "$FAULT_ROUNDS"); do
   part faults || break
-  for mode in 1:1 0:1 1:0; do
+  for mode in $modes; do
+    ko=$ZCNET_ROOT/net/ddp/zcddp.ko
+    [ "$mode" = base ] && mode=1:1 ko=$BENCH_DDP_BASE_KO
     ooo=${mode%:*} rxd=${mode#*:}
     path=zcddp; [ $ooo = 0 ] && path=zcddp-inorder; [ $rxd = 0 ] && path=zcddp-staged
+    [ "$ko" = "${BENCH_DDP_BASE_KO:-}" ] && path=zcddp-base
     PATHNAME=$path
-    if ! { rmmod zcddp && insmod "$ZCNET_ROOT/net/ddp/zcddp.ko" ooo=$ooo rxdirect=$rxd; }; then
-      echo "# zcddp not reloaded with ooo=$ooo rxdirect=$rxd"; continue
+    if ! { rmmod zcddp && insmod "$ko" ooo=$ooo rxdirect=$rxd; }; then
+      echo "# zcddp not reloaded from $ko with ooo=$ooo rxdirect=$rxd"; continue
     fi
     ip netns exec b zcbench ddp-serve --listen "$B:5303" > "$out/ddp-serve-$path-$r.log" 2>&1 &
     fps=$!

@@ -533,6 +533,12 @@ siw_ping() {
     listening b $PORT
     ip netns exec a timeout $((300 * TS)) zcddp-ping -c -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" -V $crc > /tmp/pc 2>&1
     rc=$?
+    # What a failure left, for the log: both ends' sockets and zcddp's
+    # connection (a stall that is not siw_first_lost's had none of it).
+    if [ $rc != 0 ]; then
+      for ns in a b; do ip netns exec $ns ss -Htnoi "( sport = :$PORT or dport = :$PORT )" | sed "s/^/# ss $ns: /"; done
+      ip netns exec a cat /proc/net/zcddp_conns | sed 's/^/# conns a: /'
+    fi
     # A failed client leaves rping -s waiting for its timeout: stopped.
     if [ $rc != 0 ] && [ $try = 1 ] && siw_first_lost; then
       ip netns exec b ss -Htn "sport = :$PORT" | sed 's/^/# siw stalled: /'
@@ -838,7 +844,7 @@ ooo_refused "out of order: the Write to an invalidatable registration"
 # nothing behind it in order until an RTO after HOLE_MS retransmits it,
 # and zcddp-mpa asleep in one completion wait (no verb call walks the
 # out-of-order queue). The Writes can be placed before the hole fills
-# only if the hook kicks the socket's work item: with the hooks disabled
+# only if the hook kicks the socket's receive path: with the hooks disabled
 # this case saw 0 bytes placed out of order (2026-11-26). In a: no
 # autocorking (each FPDU a segment of its own), no tail loss probe or
 # early retransmit. RACK stays on whatever tcp_recovery says (kernel
@@ -858,9 +864,16 @@ for d in "$ZC_IP_B" "$ZC_IP6_B"; do
   v=IPv4
   [ "$d" = "$ZC_IP6_B" ] && v=IPv6
   o0=$(procv b ZcddpBytesPlacedOutOfOrder) k0=$(procv b ZcddpOooSkippedCopy)
+  s0=$(procv b ZcddpOooBytesSoftirq)
   DADDR=$d data_case "one hole, nothing after it in order ($v): Writes ahead of it" none lwrn hole-write-crc written
   t_expect "  placed out of order by the hook's kick, not copied again in order ($v)" "3000 3000" \
     "$(( $(procv b ZcddpBytesPlacedOutOfOrder) - o0 )) $(( $(procv b ZcddpOooSkippedCopy) - k0 ))"
+  # The kick's run takes TCP's spinlock, not the socket (no thread owns
+  # it: the server sleeps in a completion wait): the work item, which
+  # locks the socket and sends TCP's segments to its backlog meanwhile,
+  # placed none of it.
+  t_expect "  placed by the kick's run under TCP's spinlock, not by the work item ($v)" "3000" \
+    "$(( $(procv b ZcddpOooBytesSoftirq) - s0 ))"
   t_expect "  the region as written, the Send after them completed ($v)" \
     "$(grep -o 'want hash=[0-9a-f]*' $ZP | cut -d= -f2) hello zcddp" \
     "$(grep -o ' hash=[0-9a-f]*' $ZB | cut -d= -f2) $(grep -o 'recv=.*' $ZB | cut -d= -f2)"
