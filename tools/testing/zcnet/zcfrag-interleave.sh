@@ -26,8 +26,9 @@ BOUND=300 # seconds a transfer may take at most
 # UDP datagrams in flight (fragtrain.py's window): the virtio2 path (QEMU, a
 # host UDP socket) drops fragments when flooded, and UDP does not resend.
 # A few are lost there even so (measured about 0.1% under TCG; more with a
-# TCP transfer competing): allowed up to 2% in virtio2, counted and printed;
-# none over veth.
+# TCP transfer competing): allowed up to 2% in virtio2 (with TCP
+# competing, as many as the wire lost packets, if more), counted and
+# printed; none over veth.
 case "$ZCNET_TOPO" in virtio2) WINDOW=16 LOSS_OK=$((UDP_COUNT / 50)) ;; *) WINDOW=200 LOSS_OK=0 ;; esac
 FT="$ZCNET_ROOT/tools/testing/zcnet/fragtrain.py"
 stat() { ip netns exec "$1" ethtool -S "$2" | awk -v n="$3" '$1 == n":" { print $2 }'; }
@@ -154,6 +155,12 @@ pot=$(d zc_potential) other=$(d zc_miss_other_packet)
   t_fail "crafted interleaving, two sources: own slots, trains complete" "$(d zc_successful) of $pot, other_packet $other"
 
 # --- UDP and TCP at once: two protocols, two slots ---
+# wire_pkts: packets va handed its driver, and packets vb's driver took in.
+wire_pkts() {
+  echo "$(ip netns exec a cat /sys/class/net/va/statistics/tx_packets)" \
+    "$(ip netns exec b cat /sys/class/net/vb/statistics/rx_packets)"
+}
+read -r wtx0 wrx0 <<< "$(wire_pkts)"
 snap > /tmp/il-before; t0=$(now)
 rm -f /tmp/il-udp /tmp/il-udp.ready
 ip netns exec b timeout $BOUND python3 "$FT" recv "$ZC_IP_B" "$UDP_COUNT" 0 /tmp/il-udp > /tmp/il-udp-rx &
@@ -165,8 +172,17 @@ wait $udp_rx; udp_rx_rc=$?
 tcp_check one "UDP and TCP at once: TCP byte-exact, in time"
 read -r got corrupt <<< "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["received"], r["corrupt"] + r["duplicates"])' /tmp/il-udp-rx 2>/dev/null)"
 echo "# UDP and TCP at once: UDP $(cat /tmp/il-udp-rx 2>/dev/null)"
-[ "$udp_tx_rc" = 0 ] && [ "$udp_rx_rc" = 0 ] && [ "${got:-0}" -ge $((UDP_COUNT - LOSS_OK)) ] && [ "$corrupt" = 0 ] &&
-  t_ok "UDP and TCP at once: $UDP_COUNT page-sized datagrams intact, in time (lost $((UDP_COUNT - got)), allowed $LOSS_OK)" ||
+# The QEMU socket wire of virtio2 drops packets when a TCP transfer
+# competes (63 datagrams of 3000 once, 2026-11-29, on a faster host):
+# there a datagram may be lost for each packet the wire lost (one of its
+# fragments), and no more; zcfrag itself may lose none. Over veth: none.
+read -r wtx1 wrx1 <<< "$(wire_pkts)"
+wire_lost=$(( (wtx1 - wtx0) - (wrx1 - wrx0) ))
+allowed=$LOSS_OK
+[ "$ZCNET_TOPO" = virtio2 ] && allowed=$(( wire_lost > LOSS_OK ? wire_lost : LOSS_OK ))
+echo "# UDP and TCP at once: the wire lost $wire_lost packets of $((wtx1 - wtx0))"
+[ "$udp_tx_rc" = 0 ] && [ "$udp_rx_rc" = 0 ] && [ "${got:-0}" -ge $((UDP_COUNT - allowed)) ] && [ "$corrupt" = 0 ] &&
+  t_ok "UDP and TCP at once: $UDP_COUNT page-sized datagrams intact, in time (lost $((UDP_COUNT - got)), allowed $allowed)" ||
   t_fail "UDP and TCP at once: $UDP_COUNT page-sized datagrams intact, in time" "sender $udp_tx_rc, receiver $udp_rx_rc, received $got, corrupt/duplicate $corrupt"
 settle; echo "# UDP and TCP at once: $(secs "$t0" "$(now)") s"
 report "UDP and TCP at once"
