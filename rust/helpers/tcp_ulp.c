@@ -179,14 +179,21 @@ static struct zcnet_ulp_work *zcnet_ulp_work_of(const struct sock *sk)
 	return h ? h->work : NULL;
 }
 
-static void zcnet_ulp_work_queue(struct sock *sk, struct zcnet_ulp_work *w)
+/* Queues one of sk's work items on wq, unless the socket is closing: one
+ * socket reference per queued run, which the run puts. */
+static void zcnet_ulp_queue(struct sock *sk, struct zcnet_ulp_work *w,
+			    struct workqueue_struct *wq, struct work_struct *work)
 {
 	if (READ_ONCE(w->dead))
 		return;
-	/* One reference per queued run: the run puts it. */
 	sock_hold(sk);
-	if (!queue_work(system_dfl_long_wq, &w->work))
+	if (!queue_work(wq, work))
 		sock_put(sk);
+}
+
+static void zcnet_ulp_work_queue(struct sock *sk, struct zcnet_ulp_work *w)
+{
+	zcnet_ulp_queue(sk, w, system_dfl_long_wq, &w->work);
 }
 
 /*
@@ -255,14 +262,9 @@ static void zcnet_ulp_error_report(struct sock *sk)
 	zcnet_ulp_work_queue(sk, w);
 }
 
-/* Schedules sk's ofo_walk (one socket reference per queued run). */
 static void zcnet_ulp_ofo_walk_queue(struct sock *sk, struct zcnet_ulp_work *w)
 {
-	if (READ_ONCE(w->dead))
-		return;
-	sock_hold(sk);
-	if (!queue_work(system_dfl_wq, &w->ofo_walk))
-		sock_put(sk);
+	zcnet_ulp_queue(sk, w, system_dfl_wq, &w->ofo_walk);
 }
 
 /*

@@ -240,15 +240,17 @@ impl Qp {
     /// the in-order path took what it could), within the run's bounds.
     /// Atomic context allowed (softirq, or TCP's spinlock held).
     pub(super) fn ooo_walk(&mut self, sk: &RxLocked<'_>) {
-        if self.error != 0 || !self.live || !sk.ofo_queued() {
+        // Every receive path calls this: what needs no call into TCP first.
+        if self.error != 0 || !self.live || !self.ooo.as_ref().is_some_and(|o| o.on) {
+            return;
+        }
+        if !sk.ofo_queued() {
             return;
         }
         let Some(mut o) = self.ooo.take() else {
             return;
         };
-        if o.on {
-            self.ooo_run(sk, &mut o);
-        }
+        self.ooo_run(sk, &mut o);
         self.ooo = Some(o);
     }
 
