@@ -157,12 +157,12 @@ struct zcnet_ulp_work {
 	bool ofo;
 	/* ofo was ever set: a hook may be scheduling a kick (close waits). */
 	bool ofo_used;
-	/* The out-of-order kick: schedules ofo_walk a jiffy after the hook
-	 * saw the segment (a socket reference held while pending). */
+	/* The out-of-order kick: schedules ofo_walk a jiffy after a walk
+	 * found the socket owned (a socket reference held while pending). */
 	struct delayed_work ofo_kick;
-	/* The receive path (rx) under the socket's spinlock, from process
-	 * context: what the hook and the kick schedule (a socket reference
-	 * held while pending; see zcnet_ulp_ofo_walk_fn()). */
+	/* The receive path (rx) under the socket's spinlock, in softirq on
+	 * the hook's CPU: what the hook and the kick schedule (a socket
+	 * reference held while pending; see zcnet_ulp_ofo_walk_fn()). */
 	struct work_struct ofo_walk;
 	/* On zcnet_ulp_socks from start until close (or destroy). */
 	struct list_head node;
@@ -262,46 +262,63 @@ static void zcnet_ulp_error_report(struct sock *sk)
 	zcnet_ulp_work_queue(sk, w);
 }
 
+/*
+ * The walk runs from the BH workqueue: in softirq on the CPU that queued
+ * it, after the softirq work under way, with no thread to wake and no
+ * context switch (a kworker of system_dfl_wq, as before 2026-12-01, was
+ * woken for nearly every segment that came ahead of a hole: about 1000
+ * context switches a second under loss 1%, and three times the
+ * receiver's CPU time of placement off; Documentation/networking/zcddp.rst,
+ * "The walk in softirq"). Queued from the hook, it runs after TCP has
+ * processed the segment that hook saw (the hook is called in the same
+ * softirq, on the same CPU, before TCP), so the segment is in TCP's
+ * out-of-order queue by then, or on the backlog of the socket's owner.
+ */
 static void zcnet_ulp_ofo_walk_queue(struct sock *sk, struct zcnet_ulp_work *w)
 {
-	zcnet_ulp_queue(sk, w, system_dfl_wq, &w->ofo_walk);
+	zcnet_ulp_queue(sk, w, system_bh_wq, &w->ofo_walk);
 }
 
 /*
- * Out-of-order data to place, from process context: behind a hole no
- * in-order segment comes, so no data_ready runs the receive path. This
- * takes the socket as TCP's softirq does -- its spinlock with bottom
- * halves off, only while no one owns it -- and calls the ULP's rx_bh (the
- * in-order path, then the walk). Taking it with lock_sock() instead, as
- * the work item does, would send every segment that arrives meanwhile to
- * the owner's backlog, processed in this worker at release_sock(): under
- * loss that was a fifth of all CPU time. With an owner, or when rx_bh
- * leaves work (a reply to send, an error), the work item runs.
+ * Out-of-order data to place, in softirq: behind a hole no in-order
+ * segment comes, so no data_ready runs the receive path. This takes the
+ * socket as TCP's softirq does -- its spinlock, only while no one owns it
+ * -- and calls the ULP's rx_bh (the in-order path, then the walk). Taking
+ * it with lock_sock() instead, as the work item does, would send every
+ * segment that arrives meanwhile to the owner's backlog, processed in a
+ * worker at release_sock(): under loss that was a fifth of all CPU time.
+ * With an owner, or when rx_bh leaves work (a reply to send, an error),
+ * the work item runs; with an owner, the segment may wait on its backlog
+ * until it lets the socket go, so the kick walks again a jiffy later.
  */
 static void zcnet_ulp_ofo_walk_fn(struct work_struct *work)
 {
 	struct zcnet_ulp_work *w = container_of(work, struct zcnet_ulp_work, ofo_walk);
 	struct sock *sk = w->sk;
-	bool done = false;
+	bool done = false, owned;
 
+	/* BH work runs with bottom halves off; this keeps it so anyway. */
 	local_bh_disable();
 	bh_lock_sock(sk);
+	owned = sock_owned_by_user(sk);
 	/* close sets dead owning the socket: with no owner it is final. */
-	if (!sock_owned_by_user(sk) && !READ_ONCE(w->dead) && zcnet_ulp_cbs->rx_bh)
+	if (!owned && !READ_ONCE(w->dead) && zcnet_ulp_cbs->rx_bh)
 		done = zcnet_ulp_cbs->rx_bh(sk, inet_csk(sk)->icsk_ulp_data);
 	bh_unlock_sock(sk);
 	local_bh_enable();
+	if (owned && !READ_ONCE(w->dead)) {
+		sock_hold(sk);
+		if (!queue_delayed_work(system_dfl_wq, &w->ofo_kick, 1))
+			sock_put(sk);
+	}
 	if (!done)
 		zcnet_ulp_work_queue(sk, w);
 	sock_put(sk);
 }
 
 /*
- * The hook runs before TCP has queued the segment: the run it queues at
- * once (on another CPU) may take the socket before TCP does, and walk the
- * out-of-order queue before the segment is in it. This one, a jiffy later,
- * finds it: by then TCP has queued it, or put it on the backlog of the
- * socket's owner, which queues it when it releases the socket.
+ * A jiffy after a walk found the socket owned: by then the owner has most
+ * often let it go, and queued what waited on its backlog.
  */
 static void zcnet_ulp_ofo_kick_fn(struct work_struct *work)
 {
@@ -479,18 +496,10 @@ static void zcnet_ulp_ofo_check(struct sock *sk, const struct tcphdr *th, bool r
 	if (sk_fullsock(sk) && zcnet_ulp_is_ours(sk)) {
 		w = zcnet_ulp_work_of(sk);
 		if (w && READ_ONCE(w->ofo) && !READ_ONCE(w->dead) &&
-		    after(ntohl(th->seq), READ_ONCE(tcp_sk(sk)->rcv_nxt))) {
-			/* A walk now: by the time it holds the socket's
-			 * spinlock TCP has most often queued the segment (this
-			 * softirq goes on into TCP while the walk's worker
-			 * wakes, and TCP holds that spinlock as it queues).
-			 * And a walk a jiffy later, for one that took the lock
-			 * before TCP did. */
+		    after(ntohl(th->seq), READ_ONCE(tcp_sk(sk)->rcv_nxt)))
+			/* A walk once this softirq has given the segment to
+			 * TCP (zcnet_ulp_ofo_walk_queue()). */
 			zcnet_ulp_ofo_walk_queue(sk, w);
-			sock_hold(sk);
-			if (!queue_delayed_work(system_dfl_wq, &w->ofo_kick, 1))
-				sock_put(sk);
-		}
 	}
 	if (ref)
 		sock_gen_put(sk);
@@ -681,10 +690,14 @@ static void zcnet_ulp_work_stop(struct sock *sk)
 		synchronize_rcu();
 	/* A kick, a walk or a run that was queued and now will not run: its
 	 * reference. In this order: the kick queues the walk, the walk the
-	 * run (neither once w->dead). */
+	 * run, and the kick again; none is queued once w->dead, but a walk
+	 * that read it before may still queue the kick, hence the second
+	 * cancel, after the walk's. */
 	if (cancel_delayed_work_sync(&w->ofo_kick))
 		sock_put(sk);
 	if (cancel_work_sync(&w->ofo_walk))
+		sock_put(sk);
+	if (cancel_delayed_work_sync(&w->ofo_kick))
 		sock_put(sk);
 	if (cancel_work_sync(&w->work))
 		sock_put(sk);

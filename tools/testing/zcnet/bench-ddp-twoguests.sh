@@ -48,8 +48,15 @@ meet() {
     ip netns exec "$NS" timeout 300 socat -u - "TCP:$PEER:$((7100 + $1)),retry=3000,interval=0.1" </dev/null
   fi
 }
-# ticks: busy and all of /proc/stat's first line, in USER_HZ ticks.
-ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat; }
+# ticks: busy, idle (idle and iowait: under NO_HZ_IDLE measured by the
+# clock, where busy is sampled at the tick) and all of /proc/stat's first
+# line, in USER_HZ ticks; then its context switches and the local timer
+# interrupts (/proc/interrupts' LOC), both counts so far.
+ticks() {
+  awk '/^cpu / { printf "%d %d %d ", $2 + $3 + $4 + $7 + $8, $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 }
+       /^ctxt / { printf "%d ", $2 }' /proc/stat
+  awk '$1 == "LOC:" { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i } END { print n + 0 }' /proc/interrupts
+}
 ooo_bytes() { ip netns exec "$NS" awk '$1 == "ZcddpBytesPlacedOutOfOrder" { print $2 }' /proc/net/zcddp_stat; }
 
 insmod "$ZCNET_ROOT/net/ddp/zcddp.ko" || exit 1
@@ -67,13 +74,13 @@ for r in $(seq "$ROUNDS"); do
       s=$!
       for _ in $(seq 200); do ip netns exec b ss -Hltn "sport = :$PORT" | grep -q . && break; sleep 0.05; done
       o0=$(ooo_bytes)
-      read -r b0 t0 <<< "$(ticks)"
+      read -r b0 i0 t0 c0 l0 <<< "$(ticks)"
       e0=${EPOCHREALTIME/./}
       meet $((2 * n))
       pp=
       if [ -n "$PERF" ]; then perf record -q -a -g -e cpu-clock:k -o /tmp/perf.data 2>/dev/null & pp=$!; fi
       meet $((2 * n + 1))
-      read -r b1 t1 <<< "$(ticks)"
+      read -r b1 i1 t1 c1 l1 <<< "$(ticks)"
       e1=${EPOCHREALTIME/./}
       if [ -n "$pp" ]; then
         kill -INT $pp; wait $pp
@@ -85,21 +92,24 @@ for r in $(seq "$ROUNDS"); do
       fi
       kill $s 2>/dev/null; wait $s 2>/dev/null
       # USER_HZ is 100: a tick is 10 ms, elapsed in microseconds.
-      echo "round $r $mode receiver: busy $(( 100 * (b1 - b0) / (t1 - t0) ))% by /proc/stat," \
-        "which accounted $(( (t1 - t0) * 10000 * 100 / ((e1 - e0) * $(nproc)) ))% of the time that passed;" \
-        "$(( $(ooo_bytes) - o0 )) B placed out of order"
+      span=$(( (e1 - e0) * $(nproc) ))
+      echo "round $r $mode receiver: busy $(( 100 * (b1 - b0) / (t1 - t0) ))% by /proc/stat's ticks," \
+        "$(( 100 - (i1 - i0) * 10000 * 100 / span ))% by the time that passed less idle;" \
+        "/proc/stat accounted $(( (t1 - t0) * 10000 * 100 / span ))% of that time;" \
+        "$(( (c1 - c0) * 1000000 / (e1 - e0) )) context switches and $(( (l1 - l0) * 1000000 / (e1 - e0) ))" \
+        "timer interrupts a second; $(( $(ooo_bytes) - o0 )) B placed out of order"
     else
       meet $((2 * n))
       # shellcheck disable=SC2086 # netem's words
       [ $mode = clean ] || ip netns exec a tc qdisc replace dev va root netem $NETEM
       ip netns exec a nstat -n
-      read -r b0 t0 <<< "$(ticks)"
+      read -r b0 _ t0 _ <<< "$(ticks)"
       if ! ip netns exec a timeout $((SECS + 120)) zcbench ddp --connect "$ZC_IP_B:$PORT" --crc \
           --json "$out/bw-$r-$mode.json" --label "$mode" --lat-sizes none --bw-sizes 65536 \
           --seconds "$SECS" > "$out/bw-$r-$mode.txt" 2>&1; then
         echo "# round $r $mode: zcbench failed"; tail -n 3 "$out/bw-$r-$mode.txt"; bad=1
       fi
-      read -r b1 t1 <<< "$(ticks)"
+      read -r b1 _ t1 _ <<< "$(ticks)"
       ip netns exec a tc qdisc del dev va root 2>/dev/null
       ip netns exec a nstat | grep -E 'TcpRetransSegs|SackRecovery|LossProbes|Timeouts' | sed "s/^/# round $r $mode: /"
       meet $((2 * n + 1))

@@ -23,7 +23,7 @@ sv_run() {
     RZ=$?
     return
   fi
-  for try in 1 2; do
+  for try in 1 2 3; do
     ip netns exec b timeout "$to" $ts siw_verbs -s -a "$ZC_IP_B" -p "$PORT" -S "$size" -C "$count" -r 11 ${SV_ARGS:-} > /tmp/vs 2>&1 &
     pb=$!
     listening b "$PORT"
@@ -39,7 +39,7 @@ sv_run() {
         printf "%s\n" "${l[@]}" > /tmp/vss; sleep 0.5; done'
     wait $pz
     RZ=$?
-    if [ $RZ != 0 ] && [ $try = 1 ] && sv_first_lost; then
+    if [ $RZ != 0 ] && [ $try -lt 3 ] && sv_first_lost; then
       grep -i "$(printf ':%04X ' "$PORT")" /tmp/vss | sed 's/^/# siw stalled: /'
       echo "# siw left zcddp-verbs's first FPDU unread (its accept race, not zcddp's): once more"
       kill $pb 2>/dev/null; wait $pb

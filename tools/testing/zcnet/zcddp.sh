@@ -530,7 +530,7 @@ siw_first_lost() {
 siw_ping() {
   local name=$1 size=$2 count=$3 crc=$4 t=$SECONDS try rc pb
   siw_lockdep "$name" && return
-  for try in 1 2; do
+  for try in 1 2 3; do
     ip netns exec b timeout $((300 * TS)) rping -s -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" > /tmp/rs 2>&1 &
     pb=$!
     listening b $PORT
@@ -543,7 +543,7 @@ siw_ping() {
       ip netns exec a cat /proc/net/zcddp_conns | sed 's/^/# conns a: /'
     fi
     # A failed client leaves rping -s waiting for its timeout: stopped.
-    if [ $rc != 0 ] && [ $try = 1 ] && siw_first_lost; then
+    if [ $rc != 0 ] && [ $try -lt 3 ] && siw_first_lost; then
       ip netns exec b ss -Htn "sport = :$PORT" | sed 's/^/# siw stalled: /'
       echo "# siw left zcddp-ping's first FPDU unread (its accept race, not zcddp's): once more"
       kill $pb 2>/dev/null; wait $pb
