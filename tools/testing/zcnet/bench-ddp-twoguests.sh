@@ -5,32 +5,35 @@
 #
 #   scripts/run-guest.sh --topo twoguests --cpus 1 --timeout 1800 \
 #     --log out/tg.log tools/testing/zcnet/bench-ddp-twoguests.sh \
-#     [ROUNDS=3] [SECS=6] ['NETEM=loss 1%'] [PERF=1]
+#     [ROUNDS=3] [SECS=6] ['NETEM=loss 1%'] [PERF=1] [BASE_KO=PATH]
 #
 # Guest a streams 64 KiB RDMA Writes with CRC (zcbench ddp) into guest b
 # (zcbench ddp-serve) for SECS seconds, netem NETEM on a's egress; each
 # round runs placement on (b's zcddp loaded with ooo=1), off (ooo=0) and
 # on over the bare wire ("clean": the guests' UDP wire itself loses a
-# little). Unlike veth, where both ends share one kernel and a segment's
-# receive softirq runs on the sender's CPU, each end here has its own
-# vCPU and kernel. The guests meet at TCP barriers, never by sleeping.
+# little); with BASE_KO (a path both guests see), another build of
+# zcddp.ko, placement on, after "on" in each round ("base"), on b only.
+# Unlike veth, where both ends share one kernel and a segment's receive
+# softirq runs on the sender's CPU, each end here has its own vCPU and
+# kernel. The guests meet at TCP barriers, never by sleeping.
 #
 # a prints each run's bandwidth, its own busy share and TCP's loss
 # recovery counters (nstat), then the medians and placement on against
-# off; b prints its busy share, what /proc/stat accounted against the
-# time that passed (tick-sampled accounting can count more than that),
-# and the bytes it placed out of order. PERF=1: b samples its kernel
+# off; b prints its busy share by /proc/stat's ticks and by the time that
+# passed less the idle time, its context switches and local timer
+# interrupts a second, and the bytes it placed out of order. PERF=1: b samples its kernel
 # (perf record -a -g -e cpu-clock:k) during each run and leaves the
 # reports in its artifacts (self-R-MODE.txt, children-R-MODE.txt).
 set -u
 for a in "$@"; do
   case "$a" in
-    ROUNDS=*|SECS=*|NETEM=*|PERF=*) export "${a?}" ;;
+    ROUNDS=*|SECS=*|NETEM=*|PERF=*|BASE_KO=*) export "${a?}" ;;
     *) echo "bench-ddp-twoguests: unknown argument $a"; exit 2 ;;
   esac
 done
 role=${ZCNET_ROLE:-a}
-ROUNDS=${ROUNDS:-3} SECS=${SECS:-6} NETEM=${NETEM:-loss 1%} PERF=${PERF:-}
+ROUNDS=${ROUNDS:-3} SECS=${SECS:-6} NETEM=${NETEM:-loss 1%} PERF=${PERF:-} BASE_KO=${BASE_KO:-}
+modes="on${BASE_KO:+ base} off clean"
 . "$ZCNET_ROOT/scripts/topology.sh"
 if [ "$role" = a ]; then
   NS=$ZC_NS_A PEER=$ZC_IP_B
@@ -66,10 +69,12 @@ echo "# guest $role: kernel $(uname -r) ($ZCNET_FLAVOUR), accel $ZCNET_ACCEL, $(
 n=0 bad=0
 declare -A bw
 for r in $(seq "$ROUNDS"); do
-  for mode in on off clean; do
+  for mode in $modes; do
     n=$((n + 1))
     if [ "$role" = b ]; then
-      rmmod zcddp && insmod "$ZCNET_ROOT/net/ddp/zcddp.ko" ooo=$([ $mode = off ] && echo 0 || echo 1) || exit 1
+      ko=$ZCNET_ROOT/net/ddp/zcddp.ko
+      [ $mode = base ] && ko=$BASE_KO
+      rmmod zcddp && insmod "$ko" ooo=$([ $mode = off ] && echo 0 || echo 1) || exit 1
       ip netns exec b zcbench ddp-serve --listen "$ZC_IP_B:$PORT" > "$out/serve-$r-$mode.log" 2>&1 &
       s=$!
       for _ in $(seq 200); do ip netns exec b ss -Hltn "sport = :$PORT" | grep -q . && break; sleep 0.05; done
@@ -120,14 +125,17 @@ for r in $(seq "$ROUNDS"); do
   done
 done
 if [ "$role" = a ]; then
-  for r in $(seq "$ROUNDS"); do printf '%s %s %s\n' "${bw[$r-on]}" "${bw[$r-off]}" "${bw[$r-clean]}"; done |
+  for r in $(seq "$ROUNDS"); do printf '%s %s %s %s\n' "${bw[$r-on]}" "${bw[$r-off]}" "${bw[$r-clean]}" "${bw[$r-base]:-0}"; done |
     python3 -c '
 import statistics, sys
 rows = [[float(x) for x in l.split()] for l in sys.stdin if "-" not in l.split()]
 if rows:
-    on, off, clean = (statistics.median(c) for c in zip(*rows))
+    on, off, clean, base = (statistics.median(c) for c in zip(*rows))
     ratios = ", ".join("%.2f" % (r[0] / r[1]) for r in rows)
     print("medians of %d rounds, MB/s: placement on %.1f, off %.1f, on over the bare wire %.1f;"
-          " on/off %.2f (rounds: %s)" % (len(rows), on, off, clean, on / off, ratios))'
+          " on/off %.2f (rounds: %s)" % (len(rows), on, off, clean, on / off, ratios))
+    if base:
+        print("the base build (BASE_KO), placement on: %.1f; on/base %.2f (rounds: %s)"
+              % (base, on / base, ", ".join("%.2f" % (r[0] / r[3]) for r in rows)))'
 fi
 exit $bad
