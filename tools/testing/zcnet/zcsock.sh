@@ -166,7 +166,25 @@ remap() {
   ip netns exec "$ZC_NS_B" python3 "$ZRM" server "$port" "$3" "${5:-0}" "${6:-0}" > /tmp/rm.srv 2>&1 &
   local srv=$!
   for _ in $(seq 100); do grep -q listening /tmp/rm.srv && break; sleep 0.05; done
-  out=$(ip netns exec "$ZC_NS_A" python3 "$ZRM" "${RM_CLIENT:-client}" "$2" "$port" "$3" "$4" 7 "${6:-0}" 2>&1)
+  ip netns exec "$ZC_NS_A" python3 "$ZRM" "${RM_CLIENT:-client}" "$2" "$port" "$3" "$4" 7 "${6:-0}" > /tmp/rm.cli 2>&1 &
+  local cli=$! i ns
+  # A transfer takes seconds; one that stalls (seen once, 2026-12-01, on
+  # virtio2: the guest waited out its time bound after "zcfrag, header
+  # before the pages", no hung task) is stopped after 300 s, its sockets,
+  # zcsock's counters and both ends' device statistics shown first.
+  for i in $(seq 3000); do kill -0 $cli 2>/dev/null || break; sleep 0.1; done
+  if kill -0 $cli 2>/dev/null; then
+    echo "# $1: no end after 300 s; both ends as they stand:"
+    for ns in "$ZC_NS_A" "$ZC_NS_B"; do
+      ip netns exec "$ns" ss -tnoim "( sport = :$port or dport = :$port )" | sed "s/^/# ss $ns: /"
+      ip netns exec "$ns" cat /proc/net/zcsock_stat 2>/dev/null | sed "s/^/# zcsock $ns: /"
+      ip netns exec "$ns" sh -c 'for d in /sys/class/net/*; do [ "${d##*/}" = lo ] || ethtool -S "${d##*/}" 2>/dev/null | sed "s|^|${d##*/}: |"; done' |
+        grep -v ': 0$' | sed "s/^/# $ns /"
+    done
+    kill $cli $srv 2>/dev/null
+  fi
+  wait $cli
+  out=$(cat /tmp/rm.cli)
   wait $srv
   printf '%s\n' "$out" | _ktap_diag; _ktap_diag < /tmp/rm.srv
   # TCP's view on the receiver (since boot): copies it made itself, drops.
