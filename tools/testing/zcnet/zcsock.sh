@@ -169,8 +169,8 @@ remap() {
   ip netns exec "$ZC_NS_A" python3 "$ZRM" "${RM_CLIENT:-client}" "$2" "$port" "$3" "$4" 7 "${6:-0}" > /tmp/rm.cli 2>&1 &
   local cli=$! i ns
   # A transfer takes seconds; one that stalls (seen once, 2026-12-01, on
-  # virtio2: the guest waited out its time bound after "zcfrag, header
-  # before the pages", no hung task) is stopped after 300 s, its sockets,
+  # virtio2: nothing for 18 minutes after "zcfrag, header before the
+  # pages", no hung task) is stopped after 300 s, its sockets,
   # zcsock's counters and both ends' device statistics shown first.
   for i in $(seq 3000); do kill -0 $cli 2>/dev/null || break; sleep 0.1; done
   if kill -0 $cli 2>/dev/null; then
