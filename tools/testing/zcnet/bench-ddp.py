@@ -89,15 +89,14 @@ def main():
     dlat = {(r["op"], r["bytes"]): r["median_us"] for r in (ddp or {}).get("latency", [])}
     sizes = sorted(set(tlat) | {s for _, s in dlat}
                    | {s for p, o, s in runs if o in ("write_lat", "send_lat") and "@" not in p})
+    cols = ("bytes", "tcp", "send", "write", "read", "siw_send", "siw_write", "zs_send",
+            "zs_write", "send/siw", "write/siw", "zs_write/siw", "write/tcp")
+    line = " ".join(["{:>9}"] * 9 + ["{:>12}"] * 4)
     # (A run of other parts alone, faults say, has neither table.)
     if sizes:
         print("latency, median us (tcp, send, write: half round trip; read: the whole Read;"
               " siw: ib_write_lat / ib_send_lat t_typical; zs_*: zcddp-verbs to siw_verbs,"
               " half round trip; Sends spin on the CQ)")
-    cols = ("bytes", "tcp", "send", "write", "read", "siw_send", "siw_write", "zs_send",
-            "zs_write", "send/siw", "write/siw", "zs_write/siw", "write/tcp")
-    line = " ".join(["{:>9}"] * 9 + ["{:>12}"] * 4)
-    if sizes:
         print(line.format(*cols))
     for s in sizes:
         d = dlat.get(("send", s))

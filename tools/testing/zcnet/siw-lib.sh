@@ -9,6 +9,19 @@
 # exit statuses in RV and RZ. With SV_PIN set, siw_verbs runs under
 # taskset -c $SV_PIN (siw-tx-race/race-guest.sh); SV_ARGS go to
 # siw_verbs (its timing modes: "-L ITERS", which ZARGS give zcddp-verbs too).
+# siw's accept race (zcddp.rst, "siw loses a first FPDU that comes too
+# soon") stalls a pairing in which zcddp sends first now and then: the
+# pairings with that signature run again, up to SIW_TRIES tries in all.
+SIW_TRIES=3
+# siw_unread: /proc/net/tcp lines on stdin hold an established socket on
+# local port PORT with bytes it never read (rx_queue): siw's end of a
+# connection that its accept race left stalled.
+siw_unread() {
+  awk -v p="$(printf ':%04X' "$PORT")" '
+    substr($2, length($2) - 4) == p && $4 == "01" {
+      split($5, q, ":"); if (q[2] !~ /^0+$/) f = 1 }
+    END { exit !f }'
+}
 sv_run() {
   local dir=$1 size=$2 count=$3 to=$4 pb pz ts= try
   shift 4
@@ -23,7 +36,7 @@ sv_run() {
     RZ=$?
     return
   fi
-  for try in 1 2 3; do
+  for try in $(seq $SIW_TRIES); do
     ip netns exec b timeout "$to" $ts siw_verbs -s -a "$ZC_IP_B" -p "$PORT" -S "$size" -C "$count" -r 11 ${SV_ARGS:-} > /tmp/vs 2>&1 &
     pb=$!
     listening b "$PORT"
@@ -39,7 +52,7 @@ sv_run() {
         printf "%s\n" "${l[@]}" > /tmp/vss; sleep 0.5; done'
     wait $pz
     RZ=$?
-    if [ $RZ != 0 ] && [ $try -lt 3 ] && sv_first_lost; then
+    if [ $RZ != 0 ] && [ $try -lt $SIW_TRIES ] && sv_first_lost; then
       grep -i "$(printf ':%04X ' "$PORT")" /tmp/vss | sed 's/^/# siw stalled: /'
       echo "# siw left zcddp-verbs's first FPDU unread (its accept race, not zcddp's): once more"
       kill $pb 2>/dev/null; wait $pb
@@ -50,15 +63,9 @@ sv_run() {
     break
   done
 }
-# sv_first_lost: the stall of siw's accept race (zcddp.rst, "siw loses a
-# first FPDU that comes too soon") in sv_run's DIR s: zcddp-verbs, which
+# sv_first_lost: siw's accept race in sv_run's DIR s: zcddp-verbs, which
 # sends first, received nothing and checked nothing, and a socket of siw's
-# on PORT held bytes it never read (/proc/net/tcp's rx_queue) while
-# zcddp-verbs waited.
+# on PORT held unread bytes while zcddp-verbs waited.
 sv_first_lost() {
-  grep -q 'nothing received' /tmp/vz && ! grep -q ' ok (hash\|median' /tmp/vz &&
-    awk -v p="$(printf ':%04X' "$PORT")" '
-      substr($2, length($2) - 4) == p && $4 == "01" {
-        split($5, q, ":"); if (q[2] !~ /^0+$/) f = 1 }
-      END { exit !f }' /tmp/vss
+  grep -q 'nothing received' /tmp/vz && ! grep -q ' ok (hash\|median' /tmp/vz && siw_unread < /tmp/vss
 }

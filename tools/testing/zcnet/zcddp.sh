@@ -520,17 +520,16 @@ siw_lockdep() {
   [ "${ZCNET_FLAVOUR:-default}" = debug ] || return 1
   t_skip "$1" "siw's own lockdep report (sk_callback_lock) on the debug kernel"
 }
-# siw_first_lost: the stall of siw's accept race (zcddp.rst, "siw loses a
-# first FPDU that comes too soon"): zcddp-ping completed no ping, and
-# siw's end of the connection still holds bytes it never read.
+# siw_first_lost: siw's accept race (siw-lib.sh): zcddp-ping completed no
+# ping, and siw's end of the connection still holds bytes it never read.
 siw_first_lost() {
   grep -q 'no completion of opcode' /tmp/pc && ! grep -q '^client [0-9]* pings' /tmp/pc &&
-    ip netns exec b ss -Htn "sport = :$PORT" | awk '$2 > 0 { f = 1 } END { exit !f }'
+    ip netns exec b cat /proc/net/tcp /proc/net/tcp6 | siw_unread
 }
 siw_ping() {
   local name=$1 size=$2 count=$3 crc=$4 t=$SECONDS try rc pb
   siw_lockdep "$name" && return
-  for try in 1 2 3; do
+  for try in $(seq $SIW_TRIES); do
     ip netns exec b timeout $((300 * TS)) rping -s -a "$ZC_IP_B" -p $PORT -S "$size" -C "$count" > /tmp/rs 2>&1 &
     pb=$!
     listening b $PORT
@@ -543,7 +542,7 @@ siw_ping() {
       ip netns exec a cat /proc/net/zcddp_conns | sed 's/^/# conns a: /'
     fi
     # A failed client leaves rping -s waiting for its timeout: stopped.
-    if [ $rc != 0 ] && [ $try -lt 3 ] && siw_first_lost; then
+    if [ $rc != 0 ] && [ $try -lt $SIW_TRIES ] && siw_first_lost; then
       ip netns exec b ss -Htn "sport = :$PORT" | sed 's/^/# siw stalled: /'
       echo "# siw left zcddp-ping's first FPDU unread (its accept race, not zcddp's): once more"
       kill $pb 2>/dev/null; wait $pb
