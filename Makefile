@@ -8,6 +8,11 @@
 #   make modules     build the modules against the cached kernel, or KDIR=/path/to/build
 #   make tools       build the user-space tools (zcctl, zcbench, the ip plugin,
 #                    the C test programs of tools/testing/zcnet)
+#   make install     install what `make modules tools` built: the modules (kbuild's
+#                    modules_install into /lib/modules/<release>/updates, depmod),
+#                    the tools, the ip plugin and the UAPI headers
+#                    [DESTDIR= PREFIX=/usr/local INSTALL_MOD_DIR=updates]
+#   make uninstall   remove exactly what make install put there (its manifest)
 #   make install-ip  install the ip plugin (ip link ... type zcfrag OPTIONS)
 #   make run SCRIPT=file [TOPO=veth|virtio2|twoguests]   run a script in the guest
 #   make bench       zcbench in the guest: plain TCP at MTU 1500 and 9000 vs zcfrag
@@ -36,7 +41,7 @@ WIRE ?= udp
 SCRIPT ?=
 export ZCNET_FLAVOUR ?= default
 
-.PHONY: all setup kernel modules tools baselines install-ip demo check test run bench bench-zcsock bench-native bench-ddp bench-zctx fuzz fmt clean
+.PHONY: all setup kernel modules tools baselines install uninstall install-ip demo check test run bench bench-zcsock bench-native bench-ddp bench-zctx fuzz fmt clean
 
 all: modules tools
 
@@ -60,9 +65,18 @@ tools:
 
 # Where this machine's ip looks for link plugins (Debian: /usr/lib/<triplet>/ip).
 IP_LIB_DIR ?= $(shell grep -aoE -m1 '/usr/lib[a-z0-9_/-]*/ip' "$$(command -v ip)" 2>/dev/null | head -n1)
+IP_PLUGIN_DIR := $(or $(IP_LIB_DIR),/usr/lib/ip)
 install-ip: tools
-	@install -D -m 0644 $(ROOT)/tools/target/ip/link_zcfrag.so $(DESTDIR)$(or $(IP_LIB_DIR),/usr/lib/ip)/link_zcfrag.so
-	@echo "installed $(DESTDIR)$(or $(IP_LIB_DIR),/usr/lib/ip)/link_zcfrag.so"
+	@install -D -m 0644 $(ROOT)/tools/target/ip/link_zcfrag.so $(DESTDIR)$(IP_PLUGIN_DIR)/link_zcfrag.so
+	@echo "installed $(DESTDIR)$(IP_PLUGIN_DIR)/link_zcfrag.so"
+
+# Nothing is built here (`make` first, then `make install`, perhaps as root);
+# the modules go to the kernel they were built for (KDIR of `make modules`).
+PREFIX ?= /usr/local
+INSTALL_MOD_DIR ?= updates
+install uninstall:
+	@DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" KDIR="$(KDIR)" INSTALL_MOD_DIR="$(INSTALL_MOD_DIR)" \
+		IP_PLUGIN_DIR="$(IP_PLUGIN_DIR)" $(ROOT)/scripts/install.sh $@
 
 demo: setup modules tools
 	@$(ROOT)/scripts/run-guest.sh --topo virtio2 --timeout 600 --log $(ROOT)/out/demo.log -v $(ROOT)/tools/testing/zcnet/demo.sh

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds every zcnet module against a Linux 7.2 build tree with CONFIG_RUST=y.
 #   usage: build-modules.sh [KDIR]     (default: the cached test kernel)
-# Extra kbuild variables can be passed in ZCNET_KBUILD_FLAGS.
+# Extra kbuild variables can be passed in ZCNET_KBUILD_FLAGS; ZCNET_TEST_MODULES=0
+# builds the three modules only, not the test modules.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 KDIR=${1:-}
@@ -26,7 +27,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$KDIR" ]; then
   (cd "$ZCNET_ROOT" && find drivers net rust tools/testing/zcnet/modules \
     \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' -o -name '.*.cmd' \
        -o -name '*.rmeta' -o -name '*.d' -o -name 'modules.order' \) -delete 2>/dev/null)
-  rm -f "$ZCNET_ROOT/Module.symvers" "$ZCNET_ROOT/modules.order"
+  rm -f "$ZCNET_ROOT/Module.symvers" "$ZCNET_ROOT/modules.order" \
+    "$ZCNET_ROOT/tools/testing/zcnet/modules/Module.symvers"
   echo "$KDIR" > "$stamp"
 fi
 extra=()
@@ -37,5 +39,11 @@ if [ ! -f "$KDIR/Module.symvers" ]; then
   extra+=(KBUILD_MODPOST_WARN=1)
 fi
 kmake -C "$KDIR" M="$ZCNET_ROOT" -j"$(( $(nproc) + 1 ))" "${extra[@]}" ${ZCNET_KBUILD_FLAGS:-} modules
+# The test-only modules, from their own Kbuild (the top-level one lists only
+# the three that `make install` installs): their .ko files stay beside their
+# sources, where the suites load them (ko in tools/testing/zcnet/ktap.sh).
+# ZCNET_TEST_MODULES=0 (dkms.conf) leaves them out.
+[ "${ZCNET_TEST_MODULES:-1}" = 0 ] ||
+  kmake -C "$KDIR" M="$ZCNET_ROOT/tools/testing/zcnet/modules" -j"$(( $(nproc) + 1 ))" "${extra[@]}" ${ZCNET_KBUILD_FLAGS:-} modules
 log "modules: built against $rel ($KDIR):"
 find "$ZCNET_ROOT" -name '*.ko' -newer "$ZCNET_ROOT/rust/bindings/allowlist.txt" -printf '  %P\n' >&2 || true

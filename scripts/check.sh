@@ -71,6 +71,10 @@ clippy_modules() {
   return $rc
 }
 step tools bash -c 'cd tools && cargo build --release --quiet && ../scripts/build-ip-plugin.sh && ../scripts/build-test-progs.sh' || finish
+# make install and make uninstall into a staging directory (DESTDIR); it is
+# left installed for modules.sh, which loads the modules from it by their
+# aliases (scripts/check-install.sh).
+step install scripts/check-install.sh "$OUT/install"
 step rustfmt bash -c 'find . -name "*.rs" -not -path "./tools/target/*" -not -path "./tools/fuzz/target/*" -not -path "./out/*" -not -name generated.rs -print0 | xargs -0 rustfmt --edition 2021 --check'
 step docs /usr/bin/python3 scripts/check-docs.py
 # The zcinsn QEMU plugin (tools/qemu-plugin) loads into this QEMU (its
@@ -272,7 +276,7 @@ guest zcfrag-badinput-native virtio2
 guest zcddp virtio2-tap wire
 guest zcfrag-badinput veth
 guest zcfrag-review veth
-guest modules veth
+guest modules veth "$OUT/install"
 guest network virtio2
 guest network twoguests
 guest network veth

@@ -59,6 +59,7 @@ module! {
     authors: ["zcnet developers"],
     description: "zcnet fragmenting/defragmenting Ethernet device",
     license: "GPL",
+    alias: ["rtnl-link-zcfrag"],
 }
 
 /// Bytes of an Ethernet header.

@@ -1,6 +1,9 @@
 #!/bin/bash
 # Loads, exercises and unloads the zcnet modules; checks the rust/ layer they
-# share (extra bindings, C helpers, counters) end to end.
+# share (extra bindings, C helpers, counters) end to end; then loads them,
+# without insmod or modprobe, from a tree `make install` wrote.
+#   usage: modules.sh [INSTALLED]   INSTALLED: a DESTDIR of `make install`
+#   (default out/install; make check's install step, scripts/check-install.sh)
 . "$ZCNET_ROOT/tools/testing/zcnet/ktap.sh"
 MODS="zcfrag zcsock zcddp"
 
@@ -74,4 +77,40 @@ for i in $(seq 8); do
   for m in zcddp zcsock zcfrag; do rmmod "$m" || bad=$((bad + 1)); done
 done
 t_expect "8 load/unload cycles" 0 "$bad"
+
+# Autoload from the installed tree, with no insmod or modprobe of ours:
+# rtnetlink asks for rtnl-link-zcfrag, TCP for tcp-ulp-zcsock and
+# tcp-ulp-zcddp, and modprobe finds them in the tree's modules.alias (the
+# modules' aliases, depmod run by make install). The kernel's modprobe
+# helper reads the tree as its root (modprobe -d, as guest-init.sh's helper
+# reads the kernel's own modules): the guest's root is the host's, read-only,
+# with no /lib/modules to mount over. The kernel asks for a ULP only for a
+# caller with CAP_NET_ADMIN.
+inst=${1:-$ZCNET_ROOT/out/install}
+if [ -f "$inst/lib/modules/$(uname -r)/modules.dep" ]; then
+  helper=$(cat /proc/sys/kernel/modprobe)
+  printf '#!/bin/sh\nexec /sbin/modprobe -d "%s" "$@"\n' "$inst" > /run/zcnet/modprobe-installed
+  chmod +x /run/zcnet/modprobe-installed
+  echo /run/zcnet/modprobe-installed > /proc/sys/kernel/modprobe
+  t_expect "the installed tree holds no test module" "" "$(find "$inst/lib/modules" -name 'zcnet_*')"
+  out=$(ip -n a link add zf0 link va type zcfrag 2>&1)
+  t_expect "ip link add zf0 link va type zcfrag loads zcfrag from the installed tree${out:+ ($out)}" live "$(cat /sys/module/zcfrag/initstate 2>/dev/null)"
+  t_expect "zf0 is a zcfrag device" zcfrag "$(ip -n a -d -o link show zf0 2>/dev/null | grep -o 'zcfrag' | head -n1)"
+  ip -n a link del zf0 2>/dev/null
+  t_expect "setsockopt(TCP_ULP, zcsock) without CAP_NET_ADMIN loads nothing" ENOENT \
+    "$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all python3 -c 'import socket,errno
+s = socket.socket()
+try:
+    s.setsockopt(socket.IPPROTO_TCP, 31, b"zcsock"); print("accepted")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno))')"
+  t_expect "zcsock not loaded for the unprivileged caller" "" "$(ls -d /sys/module/zcsock 2>/dev/null)"
+  t_expect "setsockopt(TCP_ULP, zcsock) as root loads zcsock and attaches it" "accepted 1" "$(ulp_try zcsock)"
+  t_expect "setsockopt(TCP_ULP, zcddp) as root loads zcddp (ENOTCONN unconnected)" ENOTCONN "$(ulp_try zcddp)"
+  t_expect "zcddp is live" live "$(cat /sys/module/zcddp/initstate 2>/dev/null)"
+  echo "$helper" > /proc/sys/kernel/modprobe
+  for m in zcddp zcsock zcfrag; do [ ! -d /sys/module/$m ] || rmmod $m; done
+else
+  t_fail "autoload from the installed tree" "no $inst/lib/modules/$(uname -r)/modules.dep (make install DESTDIR=$inst on the host first)"
+fi
 t_done
