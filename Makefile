@@ -123,6 +123,7 @@ fmt:
 
 clean:
 	@if [ -f $(ROOT)/.zcnet-kdir ] && [ -d "$$(cat $(ROOT)/.zcnet-kdir)" ]; then \
-		$(MAKE) -s -C "$$(cat $(ROOT)/.zcnet-kdir)" M=$(ROOT) LLVM=1 clean >/dev/null 2>&1 || true; fi
+		for m in $(ROOT) $(ROOT)/tools/testing/zcnet/modules; do \
+		$(MAKE) -s -C "$$(cat $(ROOT)/.zcnet-kdir)" M=$$m LLVM=1 clean >/dev/null 2>&1 || true; done; fi
 	@rm -f $(ROOT)/.zcnet-kdir $(ROOT)/rust/bindings/generated.rs
 	@cd $(ROOT)/tools && cargo clean --quiet

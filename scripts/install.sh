@@ -18,6 +18,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 DESTDIR=${DESTDIR:-}
+# kbuild runs in KDIR: a relative DESTDIR would land there.
+[ -z "$DESTDIR" ] || DESTDIR=$(realpath -m "$DESTDIR")
 PREFIX=${PREFIX:-/usr/local}
 INSTALL_MOD_DIR=${INSTALL_MOD_DIR:-updates}
 IP_PLUGIN_DIR=${IP_PLUGIN_DIR:-/usr/lib/ip}
@@ -49,6 +51,13 @@ put() {
 # tree DIR: every path below DIR (with DESTDIR), one a line, sorted.
 tree() { [ -d "$1" ] && find "$1" -mindepth 1 | LC_ALL=C sort || true; }
 
+# write_manifest: the manifest, itself and its directories included.
+write_manifest() {
+  mkdirs "$(dirname "$MANIFEST")"
+  [ -e "$DESTDIR$MANIFEST" ] || record f "$MANIFEST"
+  printf '%s\n' "${ENTRIES[@]}" > "$DESTDIR$MANIFEST"
+}
+
 do_install() {
   local kdir=${KDIR:-} rel modlib f before after p
   [ -n "$kdir" ] || kdir=$(cat "$ZCNET_ROOT/.zcnet-kdir" 2>/dev/null) ||
@@ -66,6 +75,10 @@ do_install() {
     while read -r k p; do record "$k" "$p"; done < "$DESTDIR$MANIFEST"
   fi
   record k "$rel"
+  [ -z "$DESTDIR" ] || mkdir -p "$DESTDIR"
+  # The manifest is written however install ends: a failed install leaves
+  # what it did undoable too.
+  trap write_manifest EXIT
 
   # The modules, as kbuild installs any external module (modules.order of
   # the top-level Kbuild: the test modules are not in it).
@@ -90,9 +103,6 @@ do_install() {
     put 0644 "$f" "$PREFIX/include/${f#"$ZCNET_ROOT/include/uapi/"}"
   done
   put 0644 "$ZCNET_ROOT/packaging/modules-load.d/zcnet.conf" "$PREFIX/share/zcnet/modules-load.d/zcnet.conf"
-  mkdirs "$(dirname "$MANIFEST")"
-  [ -e "$DESTDIR$MANIFEST" ] || record f "$MANIFEST"
-  printf '%s\n' "${ENTRIES[@]}" > "$DESTDIR$MANIFEST"
   log "install: modules in $DESTDIR$modlib/$INSTALL_MOD_DIR, tools in $DESTDIR$PREFIX/bin; manifest $DESTDIR$MANIFEST"
 }
 
