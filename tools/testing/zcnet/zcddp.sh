@@ -270,6 +270,52 @@ r.append("state=%d" % struct.unpack("I", st[:4])[0])
 print(" ".join(r))')
 wait $pl
 t_expect "attached: send, recv refused; idle; bad parameters EINVAL" "EOPNOTSUPP EOPNOTSUPP state=0 EINVAL EINVAL state=0" "$out"
+
+# ---- issue 45, Major 7: a zcddp socket stays one connection ----
+# zcddp's state belongs to the connection it was attached to, as kTLS's
+# does: connect(AF_UNSPEC) (tcp_disconnect, which would make the socket a
+# fresh one) is refused with EOPNOTSUPP and leaves it established; listen()
+# is refused with EINVAL (the ULP has no clone: accepted children would
+# inherit its hooks without its data), also once the peer reset the
+# connection and the socket is closed, where TCP itself would let it listen.
+ip netns exec b python3 -c 'import socket,struct
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("'$ZC_IP_B'", '$PORT')); l.listen(2)
+s1, _ = l.accept(); s2, _ = l.accept()
+s2.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)); s2.close()
+s1.recv(1)' &
+pl=$!
+listening b $PORT
+out=$(ip netns exec a python3 -c 'import socket,errno,ctypes,select,struct
+libc = ctypes.CDLL(None, use_errno=True)
+def err(e): return "EOPNOTSUPP" if e == errno.EOPNOTSUPP else errno.errorcode.get(e, str(e))
+def state(s): return s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0]
+def listen(s):
+    try:
+        s.listen(1); return "listening"
+    except OSError as e:
+        return err(e.errno)
+r = []
+s = socket.create_connection(("'$ZC_IP_B'", '$PORT'))
+s.setsockopt(socket.IPPROTO_TCP, 31, b"zcddp")
+unspec = struct.pack("H14x", socket.AF_UNSPEC)
+rc = libc.connect(s.fileno(), unspec, len(unspec))
+r.append("connect=" + ("0" if rc == 0 else err(ctypes.get_errno())))
+r.append("state=%d" % state(s))
+r.append("listen=" + listen(s))
+# The peer resets the second connection: poll(2) says so (no sleep).
+t = socket.create_connection(("'$ZC_IP_B'", '$PORT'))
+t.setsockopt(socket.IPPROTO_TCP, 31, b"zcddp")
+p = select.poll(); p.register(t, select.POLLHUP | select.POLLERR)
+p.poll(5000)
+r.append("reset_state=%d" % state(t))
+r.append("listen=" + listen(t))
+s.close(); t.close()
+print(" ".join(r))' 2>&1)
+kill $pl 2>/dev/null; wait $pl 2>/dev/null
+t_expect "zcddp socket: connect(AF_UNSPEC) refused, still established; listen refused, also after the peer's reset" \
+  "connect=EOPNOTSUPP state=1 listen=EINVAL reset_state=7 listen=EINVAL" "$out"
+# ---- end of issue 45, Major 7 ----
 # ZCDDP_POST_RECV_SG's refusals, on an attached socket before start-up
 # (receives may be posted then): two registrations, one without local
 # write; more than ZCDDP_RECV_SGE_MAX (6) elements, reserved not 0, an
