@@ -1248,7 +1248,7 @@ impl Qp {
             rdma_hdr: None,
         };
         let pos = self.parser.as_ref().map_or(0, |p| p.position());
-        sk.log_term(code.layer, code.etype, code.ecode, pos);
+        sk.log_term(code.layer, code.etype, code.ecode, pos, hdr.unwrap_or(&[]));
         let mut msg = [0u8; 64];
         if let Ok(n) = t.encode_message(&mut msg, 1, Layout::Rfc) {
             // Sent after the FPDU on its way, by `flush`.

@@ -202,13 +202,19 @@ static void zcnet_ddp_peer(const struct sock *sk, struct sockaddr_storage *peer)
 	}
 }
 
-void zcnet_helper_ddp_log_term(const struct sock *sk, u8 layer, u8 etype, u8 ecode, u32 pos)
+void zcnet_helper_ddp_log_term(const struct sock *sk, u8 layer, u8 etype, u8 ecode, u32 pos,
+			       const u8 *hdr, size_t hdr_len)
 {
 	struct sockaddr_storage peer = {};
 
 	zcnet_ddp_peer(sk, &peer);
-	pr_info_ratelimited("zcddp: terminating the connection with %pISpc: layer %u type %u code %u (received stream at byte %u)\n",
-			    &peer, layer, etype, ecode, pos);
+	if (hdr_len)
+		pr_info_ratelimited("zcddp: terminating the connection with %pISpc: layer %u type %u code %u (received stream at byte %u), the faulting segment's header %*ph\n",
+				    &peer, layer, etype, ecode, pos, (int)min_t(size_t, hdr_len, 32),
+				    hdr);
+	else
+		pr_info_ratelimited("zcddp: terminating the connection with %pISpc: layer %u type %u code %u (received stream at byte %u)\n",
+				    &peer, layer, etype, ecode, pos);
 }
 
 void zcnet_helper_ddp_log_crc(const struct sock *sk, u32 pos, u32 len, u32 got, u32 want,

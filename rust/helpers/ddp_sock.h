@@ -42,7 +42,8 @@ void zcnet_helper_ddp_nodelay(struct sock *sk);
 /* Logs (rate-limited) that zcddp terminates sk's connection: the peer,
  * the Terminate's layer, type and code, and how far the received stream
  * was parsed then (bytes after start-up). */
-void zcnet_helper_ddp_log_term(const struct sock *sk, u8 layer, u8 etype, u8 ecode, u32 pos);
+void zcnet_helper_ddp_log_term(const struct sock *sk, u8 layer, u8 etype, u8 ecode, u32 pos,
+			       const u8 *hdr, size_t hdr_len);
 /* Logs (rate-limited) an FPDU of len bytes at stream byte pos whose CRC
  * (got) is not the one it carries (want), with its first head_len bytes
  * (at most 32) and, when recurs >= 0, the offset inside it at which its

@@ -799,6 +799,13 @@ static bool zcnet_ulp_sock_is_readable(struct sock *sk)
 	return zcnet_helper_tcp_ulp_readable(sk);
 }
 
+/* cbs->no_disconnect: connect(AF_UNSPEC) refused (close puts TCP's proto
+ * back before TCP's own close, which may disconnect). */
+static int zcnet_ulp_disconnect(struct sock *sk, int flags)
+{
+	return -EOPNOTSUPP;
+}
+
 static void zcnet_ulp_close(struct sock *sk, long timeout)
 {
 	struct proto *base = zcnet_ulp_base_of(sk);
@@ -968,6 +975,8 @@ int zcnet_helper_tcp_ulp_install(struct sock *sk)
 			zcnet_ulp_prot[fam].getsockopt = zcnet_ulp_getsockopt;
 			zcnet_ulp_prot[fam].close = zcnet_ulp_close;
 			zcnet_ulp_prot[fam].destroy = zcnet_ulp_destroy;
+			if (zcnet_ulp_cbs->no_disconnect)
+				zcnet_ulp_prot[fam].disconnect = zcnet_ulp_disconnect;
 			if (zcnet_ulp_cbs->work)
 				zcnet_ulp_prot[fam].sock_is_readable =
 					zcnet_ulp_sock_is_readable;

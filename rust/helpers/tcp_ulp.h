@@ -62,6 +62,14 @@ struct zcnet_tcp_ulp_cbs {
 	 * addresses, into buf (sk locked): the bytes written, at most len.
 	 */
 	int (*describe)(struct sock *sk, void *ctx, char *buf, unsigned int len);
+	/*
+	 * The ULP's state belongs to one connection (its tcp_ulp_ops has no
+	 * clone, so TCP refuses listen() with EINVAL): connect(AF_UNSPEC),
+	 * which would make the socket a fresh one that may listen or connect
+	 * again under the same state, is refused with EOPNOTSUPP, as kTLS
+	 * refuses it (tls_disconnect()).
+	 */
+	bool no_disconnect;
 };
 
 /*

@@ -90,11 +90,22 @@ impl Locked<'_> {
 impl RxLocked<'_> {
     /// Logs (rate-limited) that the connection is terminated with a
     /// Terminate of this layer, type and code, the received stream parsed
-    /// up to byte `pos` (counted after start-up).
-    pub fn log_term(&self, layer: u8, etype: u8, ecode: u8, pos: u32) {
+    /// up to byte `pos` (counted after start-up), with the DDP/RDMAP header
+    /// of the faulting segment `hdr` (up to 32 bytes shown; none if empty).
+    pub fn log_term(&self, layer: u8, etype: u8, ecode: u8, pos: u32, hdr: &[u8]) {
         // SAFETY: By the type invariant TCP's queues hold still (`RxLocked`); the helper only reads
-        // its addresses.
-        unsafe { ext::zcnet_helper_ddp_log_term(self.as_raw(), layer, etype, ecode, pos) }
+        // its addresses, and `hdr` for its length at most.
+        unsafe {
+            ext::zcnet_helper_ddp_log_term(
+                self.as_raw(),
+                layer,
+                etype,
+                ecode,
+                pos,
+                hdr.as_ptr(),
+                hdr.len(),
+            )
+        }
     }
 
     /// Logs (rate-limited) an FPDU of `len` bytes at stream byte `pos`

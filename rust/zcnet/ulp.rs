@@ -442,6 +442,12 @@ pub trait Ulp: Sync + 'static {
 
     /// State for `newsk`, accepted by a listener whose state is `parent`
     /// (softirq: no sleeping). `None` leaves it plain TCP.
+    ///
+    /// A ULP that does not implement it is bound to one connection, as
+    /// kTLS is: TCP refuses `listen()` on its sockets (`EINVAL`), and
+    /// `connect(AF_UNSPEC)`, which would turn one into a fresh socket that
+    /// may listen or connect again under the same state, is refused
+    /// (`EOPNOTSUPP`).
     fn clone(_parent: &Self::Ctx, _newsk: &TcpSock) -> Option<Self::Ctx> {
         None
     }
@@ -583,6 +589,7 @@ impl<T: Ulp> Registration<T> {
         } else {
             None
         },
+        no_disconnect: !T::HAS_CLONE,
     };
 
     /// Registers `T` as the ULP `T::NAME`, owned by `module`.
@@ -606,7 +613,10 @@ impl<T: Ulp> Registration<T> {
                 ops.owner = module.as_ptr();
                 ops.init = Some(Adapter::<T>::init_cb);
                 ops.release = Some(Adapter::<T>::release_cb);
-                ops.clone = Some(Adapter::<T>::clone_cb);
+                // Without `clone`, TCP refuses listen() (inet_ulp_can_listen()).
+                if T::HAS_CLONE {
+                    ops.clone = Some(Adapter::<T>::clone_cb);
+                }
                 // SAFETY: The initializer may write to `slot`.
                 unsafe { slot.write(ops) };
                 // SAFETY: `slot` holds a fully initialised ops table in pinned memory

@@ -573,6 +573,28 @@ pub struct Cqe {
     pub inv_stag: u32,
 }
 
+/// `TCP_INFO` (level [`SOL_TCP`]).
+const TCP_INFO: c_int = 11;
+
+/// The bytes the connection has moved so far: the peer acknowledged
+/// (`tcpi_bytes_acked`) plus received from it (`tcpi_bytes_received`), from
+/// `TCP_INFO`. A passive side (one that serves the peer's Writes and Reads
+/// while it waits for the peer's word) sees the peer's progress in it.
+pub fn tcp_bytes(sock: &impl AsRawFd) -> io::Result<u64> {
+    // struct tcp_info up to tcpi_bytes_received (offset 128).
+    let mut b = [0u8; 136];
+    let n = get_opt(sock.as_raw_fd(), SOL_TCP, TCP_INFO, &mut b)?;
+    let u64_at = |i: usize| {
+        b.get(i..i + 8)
+            .and_then(|x| x.try_into().ok())
+            .map(u64::from_ne_bytes)
+    };
+    match (n >= b.len(), u64_at(120), u64_at(128)) {
+        (true, Some(acked), Some(received)) => Ok(acked.wrapping_add(received)),
+        _ => Err(io::Error::other("short tcp_info")),
+    }
+}
+
 /// Polls up to `max` completions, waiting up to `timeout_ms` for the first
 /// (the peer's FPDUs are served meanwhile); empty when none came.
 pub fn poll_cq(sock: &impl AsRawFd, max: usize, timeout_ms: u32) -> io::Result<Vec<Cqe>> {

@@ -21,7 +21,13 @@
 //! client is the real check, the hash only tells the server). The server
 //! serves one connection and stays in the completion wait while the client
 //! works (zcddp serves the peer's Writes and Reads from the application's
-//! verb calls). `-o OUT`: the server also saves what it received to OUT.
+//! verb calls), as long as the connection moves bytes: it gives up (and
+//! deregisters the region) only after 10 s in which TCP neither received
+//! nor had acknowledged a byte (`TCP_INFO`), not after 10 s in all (a
+//! bound that failed large copies through netem, whose Writes then met
+//! the deregistered region's STag: a Terminate, issue 45). The client
+//! bounds each 1 MiB chunk by 10 s. `-o OUT`: the server also saves what
+//! it received to OUT.
 //! The server's region is one the peer cannot invalidate
 //! (`ACCESS_NO_REMOTE_INV`), so zcddp may place Writes into it out of order;
 //! `--no-ooo` turns that placement off on this side (`ZCDDP_OOO` 0).
@@ -280,13 +286,25 @@ fn server(s: &TcpStream, o: &Opts) -> Result<(), String> {
     let watch = o.watch.then(|| Watch::new(&region));
     let (c, seen) = std::thread::scope(|sc| {
         let w = watch.as_ref().map(|w| sc.spawn(|| w.run(&stop)));
+        // The transfer takes as long as it takes: the wait ends when the
+        // connection moved no byte either way for WAIT_MS (the region is
+        // deregistered on return, and the client's Writes still coming
+        // would meet an invalid STag).
+        let mut moved = zcddp::tcp_bytes(s).ok();
         let c = loop {
             let c = match zcddp::poll_cq(s, 1, WAIT_MS) {
                 Ok(c) => c,
                 Err(e) => break Err(err("poll", e)),
             };
             let Some(c) = c.first() else {
-                break Err("no word from the client".into());
+                let now = zcddp::tcp_bytes(s).ok();
+                if now.is_some() && now != moved {
+                    moved = now;
+                    continue;
+                }
+                break Err(format!(
+                    "no word from the client, nothing moved in {WAIT_MS} ms"
+                ));
             };
             if c.status != zcddp::WC_SUCCESS {
                 break Err(format!("completion failed: {c:?}"));
