@@ -6,7 +6,9 @@
 host: the host that runs it, A or B (a,b: both, one after the other);
 serve=PORT: a server, left running while the blocks after it run, ready once
 something listens on TCP PORT; file=NAME: not run but saved as NAME in the
-host's directory. The blocks keep the README's order.
+host's directory. The blocks keep the README's order. A block that runs
+chains no commands with && or ||: it runs under bash -e, which does not stop
+at a failure before the last command of such a chain.
 
     quickstarts.py README DIR   writes DIR/N (the block's text, as written)
                                 and prints one line a block: "N LINE HOSTS
@@ -55,6 +57,12 @@ def blocks(text):
             body.append(lines[j])
         else:
             raise ValueError(f"{where}: the code block is not closed")
+        if "file" not in opts:
+            for k, cmd in enumerate(body):
+                if re.search(r"&&|\|\|", cmd.split("#")[0]):
+                    raise ValueError(f"line {i + 3 + k}: && or || in a quick start: under bash -e a "
+                                     "failure before the last command of the chain goes unnoticed "
+                                     "(one command a line)")
         out.append({"line": i + 1, "host": hosts, "serve": opts.get("serve"),
                     "file": opts.get("file"), "text": "".join(body)})
     return out

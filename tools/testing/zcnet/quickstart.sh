@@ -66,8 +66,15 @@ run_block() {
 }
 # show N HOST: the block's log as diagnostics.
 show() { head -n 200 "$work/$1.$2.log" | _ktap_diag; }
-# name N LINE HOST: what a block is called in the results.
-name() { echo "README line $2, host $(tr a-b A-B <<<"$3"): $(grep -m1 -v '^\s*$' "$work/blocks/$1" | cut -c1-60 | sed 's/ *#.*//')"; }
+# name N LINE HOST: what a block is called in the results: its first and
+# last commands.
+name() {
+  local first last
+  first=$(grep -v '^\s*$' "$work/blocks/$1" | head -n 1 | sed 's/ *#.*//')
+  last=$(grep -v '^\s*$' "$work/blocks/$1" | tail -n 1 | sed 's/ *#.*//')
+  [ "$last" = "$first" ] || first="$first ... $last"
+  echo "README line $2, host $(tr a-b A-B <<<"$3"): $first" | cut -c1-120
+}
 
 # A server started and not yet waited for: its pid, block, host and name.
 srv_pid= srv=
