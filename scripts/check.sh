@@ -5,7 +5,9 @@
 #
 #   host: rustfmt, clippy, cargo test of tools/ (rust/wire included, and
 #         its fuzz targets replayed on fixed-seed inputs), module build, the
-#         rst of Documentation/ (docutils)
+#         documents (scripts/check-docs.py: Documentation/'s rst through
+#         docutils, no dated entry in the user guides, no dead reference in
+#         README.md)
 #   guest (QEMU, scripts/run-guest.sh): the KTAP suites of tools/testing/zcnet
 #         in their topologies, each also failing on any kernel report, and the
 #         splat-detector self-test
@@ -277,6 +279,9 @@ guest zcddp virtio2-tap wire
 guest zcfrag-badinput veth
 guest zcfrag-review veth
 guest modules veth "$OUT/install"
+# The README's quick starts, run as written (host A in namespace a, host B
+# in b), with the modules, tools and ip plugin of the install step.
+guest quickstart veth "$OUT/install"
 guest network virtio2
 guest network twoguests
 guest network veth
