@@ -981,6 +981,11 @@ int zcnet_helper_tcp_ulp_install(struct sock *sk)
 	return 0;
 }
 
+bool zcnet_helper_sock_listening(const struct sock *sk)
+{
+	return READ_ONCE(sk->sk_state) == TCP_LISTEN;
+}
+
 struct net *zcnet_helper_sock_net(const struct sock *sk)
 {
 	return sock_net(sk);

@@ -152,6 +152,8 @@ int zcnet_helper_tcp_base_sendmsg(struct sock *sk, struct msghdr *msg, size_t si
 int zcnet_helper_tcp_base_recvmsg(struct sock *sk, struct msghdr *msg, size_t len, int flags);
 /* sock_net(sk) */
 struct net *zcnet_helper_sock_net(const struct sock *sk);
+/* Whether sk listens (stable while sk is locked: listen() locks it). */
+bool zcnet_helper_sock_listening(const struct sock *sk);
 void zcnet_helper_lock_sock(struct sock *sk);
 void zcnet_helper_release_sock(struct sock *sk);
 /*

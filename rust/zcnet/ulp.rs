@@ -55,6 +55,13 @@ impl TcpSock {
         unsafe { Net::from_raw(ext::zcnet_helper_sock_net(self.as_raw())) }
     }
 
+    /// Whether the socket listens; stable in a callback that holds the
+    /// socket's lock (`listen()` takes it), as [`Ulp::init`] does.
+    pub fn is_listening(&self) -> bool {
+        // SAFETY: By the type invariant the socket is live.
+        unsafe { ext::zcnet_helper_sock_listening(self.as_raw()) }
+    }
+
     /// Clears the cork bit and pushes what it held (`tcp_sock_set_cork`);
     /// locks the socket, so the caller must not hold it. May sleep.
     pub fn uncork(&self) {

@@ -21,6 +21,10 @@ offsets stay its own. Over loopback in the current namespace.
       map, the next is refused (ENOMEM), one closed makes room again, and
       copy-on-write (sender overwrites after send()) holds in each.
 
+  zcsock_iso.py listener [--conns N]
+      TCP_ULP on a live listener: EINVAL (tried while N connects flood
+      it); set before listen(): all N sockets accepted under a flood carry
+      zcsock.
   zcsock_iso.py oob [--mode zcsock|plain] [--first P] [--last P] [--server-ns B
                  --client-ns A --server-ip IP]
       Urgent data (MSG_OOB) from an unmodified sender at every position of
@@ -41,8 +45,8 @@ import struct
 import sys
 import threading
 
-from zcsock_test import (DEVICE, PAGE, PROT_RW, Fail, Report, enable, inq, parse_proc, set_io_timeout,
-                         set_threshold, setns, sock_stats, wait_inq)
+from zcsock_test import (DEVICE, IO_TIMEOUT, PAGE, PROT_RW, Fail, Report, enable, inq, parse_proc,
+                         set_io_timeout, set_threshold, setns, sock_stats, ulp_of, wait_inq)
 
 TIOCOUTQ = 0x5411
 
@@ -355,6 +359,54 @@ def wrap(a, rep):
     s.close()
 
 
+def listener(a, rep):
+    """TCP_ULP on a live listener is refused (EINVAL), also while a connect
+    flood fills its queue; set before listen(), every accepted socket of a
+    flood carries zcsock."""
+    live = socket.socket()
+    live.bind(("127.0.0.1", 0))
+    live.listen(a.conns)
+    pre = socket.socket()
+    pre.bind(("127.0.0.1", 0))
+    enable(pre)
+    pre.listen(a.conns)
+
+    def flood(port, out):
+        for _ in range(a.conns):
+            c = socket.socket()
+            c.setblocking(False)
+            c.connect_ex(("127.0.0.1", port))
+            out.append(c)
+
+    clients, tries = [], []
+    t = threading.Thread(target=flood, args=(live.getsockname()[1], clients))
+    t.start()
+    while t.is_alive() or len(tries) < 16:
+        try:
+            enable(live)
+            tries.append("ok")
+        except OSError as e:
+            tries.append(os.strerror(e.errno))
+    t.join()
+    rep.expect("TCP_ULP on a live listener, %d tries during a flood of %d connects: each EINVAL"
+               % (len(tries), a.conns), {os.strerror(22)}, set(tries))
+    t = threading.Thread(target=flood, args=(pre.getsockname()[1], clients))
+    t.start()
+    ulps = []
+    pre.settimeout(IO_TIMEOUT)
+    for _ in range(a.conns):
+        s, _ = pre.accept()
+        ulps.append(ulp_of(s))
+        s.close()
+    t.join()
+    rep.expect("set before listen(): all %d sockets accepted under a connect flood carry zcsock" % a.conns,
+               ["zcsock"] * a.conns, ulps)
+    for c in clients:
+        c.close()
+    live.close()
+    pre.close()
+
+
 def warn_count():
     try:
         with open("/sys/kernel/warn_count") as f:
@@ -460,6 +512,8 @@ def main():
     sp.add_argument("--rounds", type=int, default=1000)
     sp.add_argument("--cpu", type=int)
     sub.add_parser("zeropage")
+    sp = sub.add_parser("listener")
+    sp.add_argument("--conns", type=int, default=256)
     sp = sub.add_parser("oob")
     sp.add_argument("--mode", choices=("zcsock", "plain"), default="zcsock")
     sp.add_argument("--first", type=int, default=0)
@@ -472,7 +526,7 @@ def main():
     a = ap.parse_args()
     rep = Report("")
     try:
-        {"race": race, "zeropage": zeropage, "wrap": wrap, "oob": oob}[a.cmd](a, rep)
+        {"race": race, "zeropage": zeropage, "wrap": wrap, "oob": oob, "listener": listener}[a.cmd](a, rep)
     except Fail as e:
         rep.check(False, a.cmd, str(e))
     return 1 if rep.failed else 0
