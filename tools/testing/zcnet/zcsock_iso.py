@@ -478,7 +478,10 @@ def oob(a, rep):
         os.write(go_w, b"g")
         got, rs, n = 0, [], 3 * PAGE - 1
         while got < n:
-            r = s.recv_into(mv[got:n], n - got, socket.MSG_WAITALL)
+            try:
+                r = s.recv_into(mv[got:n], n - got, socket.MSG_WAITALL)
+            except OSError as e:
+                raise Fail("position %d: recv after %s: %s" % (p, rs, os.strerror(e.errno)))
             if r <= 0:
                 raise Fail("position %d: recv %d" % (p, r))
             rs.append(r)
