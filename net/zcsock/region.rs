@@ -9,6 +9,16 @@
 //! then gives the region a fresh copy in its place, so the bytes in flight
 //! stay those of the `send()` call. Mappings are `VM_PFNMAP` and take no page
 //! reference, so "held by someone else" is simply `refs() > 1`.
+//!
+//! # Invariants
+//!
+//! The layer's (`zcnet::mapdev`), kept here under `Region::pages`' lock:
+//! every PTE of a region maps the page in its slot (a slot changes only with
+//! its PTEs zapped first: [`Region::set`]), and a region PTE is writable only
+//! while the region holds the only reference to that page (a reference is
+//! taken only after a zap: `grab`; `mkwrite` checks the faulting PTE's pfn
+//! against the slot). A received page may be shared with another region or
+//! process (loopback), so a stale PTE of it would write into theirs.
 
 use crate::stat;
 use crate::stat::s;
@@ -61,9 +71,15 @@ impl MapDevice for Regions {
         Ok(f.map(page, write))
     }
 
-    fn mkwrite(r: &Region, idx: usize) -> Result<bool> {
+    fn mkwrite(r: &Region, idx: usize, pfn: usize) -> Result<bool> {
         let mut pages = r.pages.lock();
-        if pages.get(idx).ok_or(EFAULT)?.refs() > 1 {
+        let page = pages.get(idx).ok_or(EFAULT)?;
+        if page.pfn() != pfn {
+            // A PTE of a page no longer in the slot: never made writable.
+            r.map.zap(idx, 1);
+            return Ok(true);
+        }
+        if page.refs() > 1 {
             r.replace(&mut pages, idx)?;
             return Ok(true);
         }
@@ -72,20 +88,20 @@ impl MapDevice for Regions {
 
     fn grab(r: &Region, idx: usize, out: &mut [Option<PageRef>]) -> usize {
         let pages = r.pages.lock();
-        let mut n = 0;
-        for (o, p) in out.iter_mut().zip(pages.iter().skip(idx)) {
+        let n = out.len().min(pages.len().saturating_sub(idx));
+        // Read-only everywhere before anyone else holds them.
+        r.map.zap(idx, n);
+        for (o, p) in out.iter_mut().zip(pages.iter().skip(idx)).take(n) {
             *o = Some(p.clone());
-            n += 1;
         }
         n
     }
 
     fn install(r: &Region, idx: usize, page: PageRef) -> Result<PageRef> {
         let mut pages = r.pages.lock();
-        let slot = pages.get_mut(idx).ok_or(EFAULT)?;
-        // The old page goes to the caller, which zaps it before dropping it
-        // (it stays alive where else it is held).
-        Ok(core::mem::replace(slot, page))
+        // The old page goes to the caller (it stays alive where else it is
+        // held).
+        r.set(&mut pages, idx, page)
     }
 
     fn map_range(r: &Region, idx: usize, n: usize, at: MapAt) {
@@ -99,15 +115,21 @@ impl Region {
     /// Gives page `idx` a private copy in place of a page someone else
     /// holds, and takes the old one out of every mapping.
     fn replace(&self, pages: &mut KVec<PageRef>, idx: usize) -> Result {
-        let slot = pages.get_mut(idx).ok_or(EFAULT)?;
-        let copy = slot.copy()?;
-        let old = core::mem::replace(slot, copy);
-        self.map.zap(idx, 1);
-        // Out of every mapping first: TCP may have let it go meanwhile, and
-        // no mapping may point at a freed page.
-        drop(old);
+        let copy = pages.get(idx).ok_or(EFAULT)?.copy()?;
+        // Out of every mapping before it goes: TCP may have let it go
+        // meanwhile, and no mapping may point at a freed page.
+        drop(self.set(pages, idx, copy)?);
         stat::add(self.net.net(), s::TX_COW_FAULTS, 1);
         Ok(())
+    }
+
+    /// Puts `page` in slot `idx` (the lock of `pages` held) and returns the
+    /// page it replaces, whose PTEs were zapped first: the one place a slot
+    /// changes (the invariants).
+    fn set(&self, pages: &mut KVec<PageRef>, idx: usize, page: PageRef) -> Result<PageRef> {
+        let slot = pages.get_mut(idx).ok_or(EFAULT)?;
+        self.map.zap(idx, 1);
+        Ok(core::mem::replace(slot, page))
     }
 }
 

@@ -9,6 +9,7 @@
 //! region page is freed (or lives on where it is still held).
 
 use crate::sock::{count, st, Ctx};
+use crate::stat;
 use crate::stat::s;
 use crate::zcnet::mapdev;
 use crate::zcnet::ulp::{Msg, PageAt, Received, RxSkb, TcpSock, Took};
@@ -41,6 +42,7 @@ pub(crate) fn recvmsg(sk: &TcpSock, ctx: &Ctx, msg: &mut Msg, len: usize, flags:
         _ => return copied(sk, ctx, sk.base_recvmsg(msg, len, flags), flags),
     };
     let (mut pages, mut mapped_bytes, mut copied_bytes) = (0usize, 0usize, 0usize);
+    let mut refused = 0usize;
     let mut upos = addr;
     // Remapped pages leave the old ones' mappings together (dropped last).
     let mut batch = mapdev::RxBatch::new();
@@ -60,6 +62,8 @@ pub(crate) fn recvmsg(sk: &TcpSock, ctx: &Ctx, msg: &mut Msg, len: usize, flags:
                     }
                 }
                 PageAt::Head if defer_ok => return Ok(Took::Defer),
+                // Copied: a page others may write never enters a region.
+                PageAt::Refused => refused += 1,
                 PageAt::Head | PageAt::No => {}
             }
         }
@@ -76,6 +80,14 @@ pub(crate) fn recvmsg(sk: &TcpSock, ctx: &Ctx, msg: &mut Msg, len: usize, flags:
     if r > 0 {
         // recvmsg's caller advances the message's iterator by the result.
         msg.advance(r as usize);
+    }
+    // Counted: what the call returned, never more.
+    let got = r.max(0) as usize;
+    let mapped_bytes = mapped_bytes.min(got);
+    let pages = pages.min(mapped_bytes / PAGE_SIZE);
+    let copied_bytes = copied_bytes.min(got - mapped_bytes);
+    if refused > 0 {
+        stat::add(sk.net(), s::RX_PAGES_REFUSED, refused as i64);
     }
     if pages > 0 {
         count(sk, ctx, st::RX_PAGES_REMAPPED, s::RX_PAGES_REMAPPED, pages);

@@ -89,6 +89,14 @@ impl Ulp for ZcSock {
     type Ctx = Ctx;
 
     fn init(sk: &TcpSock) -> Result<Ctx> {
+        // A live listener clones children without its lock
+        // (`sk_clone_lock()` copies `sk_prot` and the ULP state before the
+        // ULP is set): a child could keep state it does not own. Set before
+        // `listen()`, every accepted socket inherits it (as kTLS refuses
+        // sockets that are not established).
+        if sk.is_listening() {
+            return Err(EINVAL);
+        }
         stat::add(sk.net(), s::CURR_SOCKETS, 1);
         Ok(Ctx::new(DEFAULT_COPY_THRESHOLD))
     }

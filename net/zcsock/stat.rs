@@ -20,6 +20,7 @@ crate::zcnet::counters::counter_table! {
     TX_BYTES_COPIED = c"ZcsockTxBytesCopied",
     RX_PAGES_REMAPPED = c"ZcsockRxPagesRemapped",
     RX_BYTES_COPIED = c"ZcsockRxBytesCopied",
+    RX_PAGES_REFUSED = c"ZcsockRxPagesRefused",
     REGIONS = c"ZcsockRegions",
     REGION_PAGES = c"ZcsockRegionPages",
     CURR_SOCKETS = c"ZcsockCurrSockets",

@@ -2,9 +2,24 @@
 /*
  * Driver-owned shared mappings (see mapdev.h): the misc device, its mmap()
  * and vm_operations. One mapping per open file; the file's pages get their
- * own range of file offsets (vm_pgoff), so that unmap_mapping_range() on the
+ * own range of file offsets (vm_pgoff), so that unmap_mapping_pages() on the
  * device's address_space reaches exactly the mappings of that file's pages,
  * in every process that shares them after fork().
+ *
+ * # Invariants (what the driver's callbacks keep, rust/zcnet/mapdev.rs)
+ *
+ * 1. Every PTE of a mapping maps the page in its slot: a slot changes only
+ *    with the page's PTEs zapped, under the driver's lock, before the new
+ *    page can be mapped (faults map under that lock).
+ * 2. A PTE is writable only while the driver holds the only reference to the
+ *    page in its slot: a reference is taken only with the page's PTEs zapped
+ *    first (under the same lock), a write fault maps a page writable only
+ *    when it is the slot's and nobody else holds it, and pfn_mkwrite
+ *    checks the faulting PTE's pfn against the slot.
+ * 3. Each open file's offsets are its own: [id << SHIFT, (id + 1) << SHIFT)
+ *    pages for an id no other open file has (an IDA, given back at release),
+ *    and the last id keeps every byte offset below 2^63; mmap() refuses
+ *    when no id is free rather than reuse one.
  */
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -16,6 +31,7 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/highmem.h>
+#include <linux/idr.h>
 #include <net/net_namespace.h>
 
 #include "mapdev.h"
@@ -24,16 +40,23 @@
 struct zcnet_mapdev_file {
 	struct file *file;
 	void *priv;			/* the driver's, after the mmap */
-	unsigned long base;		/* vm_pgoff of page 0 */
+	unsigned long base;		/* vm_pgoff of page 0 (id << SHIFT) */
+	int id;				/* from zcnet_mapdev_ids, or -1 */
 	unsigned long npages;
 	struct mm_struct *mm;		/* charged RLIMIT_MEMLOCK (mmgrab) */
 	struct mutex lock;		/* serialises mmap against mmap */
 };
 
 static const struct zcnet_mapdev_ops *zcnet_mapdev_ops;
-static atomic_long_t zcnet_mapdev_next;
 /* 2^24 pages (64 GiB with 4 KiB pages) of file offsets per open file. */
 #define ZCNET_MAPDEV_SHIFT 24
+/* The last id: its byte offsets end below 2^63 (loff_t). */
+#define ZCNET_MAPDEV_LAST_ID ((unsigned int)(LLONG_MAX >> (ZCNET_MAPDEV_SHIFT + PAGE_SHIFT)) - 1)
+static DEFINE_IDA(zcnet_mapdev_ids);
+/* The lowest id given: tests start it near the last (invariant 3). */
+static uint mapdev_first_id;
+module_param(mapdev_first_id, uint, 0444);
+MODULE_PARM_DESC(mapdev_first_id, "lowest file-offset id of a region (a test knob)");
 
 static const struct vm_operations_struct zcnet_mapdev_vm_ops;
 
@@ -140,10 +163,12 @@ static vm_fault_t zcnet_mapdev_pfn_mkwrite(struct vm_fault *vmf)
 	f = zcnet_mapdev_of(vmf->vma, vmf->pgoff, &idx);
 	if (!f)
 		return VM_FAULT_SIGBUS;
-	r = zcnet_mapdev_ops->mkwrite(f->priv, idx);
+	/* Invariant 2: the PTE's page, checked against the slot. */
+	r = zcnet_mapdev_ops->mkwrite(f->priv, idx, pte_pfn(vmf->orig_pte));
 	if (r < 0)
 		return zcnet_mapdev_error(r);
-	/* Another page is there now: the old mapping is gone, retry. */
+	/* Another page is there now (or the PTE was stale): the old mapping
+	 * is gone, retry. */
 	return r ? VM_FAULT_NOPAGE : 0;
 }
 
@@ -159,6 +184,7 @@ static int zcnet_mapdev_open(struct inode *inode, struct file *file)
 	if (!f)
 		return -ENOMEM;
 	mutex_init(&f->lock);
+	f->id = -1;
 	f->file = file;
 	file->private_data = f;
 	return 0;
@@ -174,6 +200,8 @@ static int zcnet_mapdev_release(struct inode *inode, struct file *file)
 		account_locked_vm(f->mm, f->npages, false);
 		mmdrop(f->mm);
 	}
+	if (f->id >= 0)
+		ida_free(&zcnet_mapdev_ids, f->id);
 	kfree(f);
 	return 0;
 }
@@ -211,10 +239,24 @@ static int zcnet_mapdev_mmap(struct file *file, struct vm_area_struct *vma)
 				    KBUILD_MODNAME, npages, current->comm, task_pid_nr(current));
 		return -EAGAIN;
 	}
-	f->base = atomic_long_inc_return(&zcnet_mapdev_next) << ZCNET_MAPDEV_SHIFT;
+	/* Invariant 3: an id of its own, or no region (never a wrapped one). */
+	f->id = ida_alloc_range(&zcnet_mapdev_ids, min(mapdev_first_id, ZCNET_MAPDEV_LAST_ID),
+				ZCNET_MAPDEV_LAST_ID, GFP_KERNEL);
+	if (f->id < 0) {
+		err = f->id;
+		f->id = -1;
+		__account_locked_vm(current->mm, npages, false, current, false);
+		mutex_unlock(&f->lock);
+		pr_warn_ratelimited("%s: no file offsets left for a region (%d)\n",
+				    KBUILD_MODNAME, err);
+		return err == -ENOSPC ? -ENOMEM : err;
+	}
+	f->base = (unsigned long)f->id << ZCNET_MAPDEV_SHIFT;
 	f->npages = npages;
 	priv = zcnet_mapdev_ops->create(npages, current->nsproxy->net_ns, f);
 	if (IS_ERR(priv)) {
+		ida_free(&zcnet_mapdev_ids, f->id);
+		f->id = -1;
 		__account_locked_vm(current->mm, npages, false, current, false);
 		mutex_unlock(&f->lock);
 		if (PTR_ERR(priv) == -ENOMEM)
@@ -271,8 +313,8 @@ void zcnet_helper_mapdev_zap(void *map, unsigned long idx, unsigned long n)
 {
 	struct zcnet_mapdev_file *f = map;
 
-	unmap_mapping_range(f->file->f_mapping, (loff_t)(f->base + idx) << PAGE_SHIFT,
-			    (loff_t)n << PAGE_SHIFT, 1);
+	/* Page offsets: no shift can lose bits (invariant 3). */
+	unmap_mapping_pages(f->file->f_mapping, f->base + idx, n, true);
 }
 
 /* The mapping of this device at user address uaddr of mm (its mapping lock
@@ -304,9 +346,8 @@ long zcnet_helper_mapdev_grab(unsigned long uaddr, unsigned long max, struct pag
 	if (!f)
 		goto out;
 	n = min(max, (vma->vm_end - uaddr) >> PAGE_SHIFT);
+	/* The driver zaps the pages before it takes them (invariant 2). */
 	got = zcnet_mapdev_ops->grab(f->priv, idx, n, pages);
-	if (got > 0)
-		zcnet_helper_mapdev_zap(f, idx, got);
 out:
 	mmap_read_unlock(mm);
 	return got;
@@ -323,10 +364,9 @@ static void zcnet_mapdev_flush(struct zcnet_mapdev_batch *b)
 	if (!b->n)
 		return;
 	f = b->dfile->private_data;
-	/* Out of every mapping first: no mapping may point at a freed page.
-	 * Then back to the receive side's stash (or freed): a page nobody
-	 * else holds may take a later packet's payload. */
-	zcnet_helper_mapdev_zap(f, b->idx, b->n);
+	/* Out of every mapping since their install (invariant 1): back to the
+	 * receive side's stash (or freed), where a page nobody else holds may
+	 * take a later packet's payload. */
 	zcnet_page_give_back(b->old, b->n);
 	/* The new pages, for the installing task at once (no read fault),
 	 * where the mapping is still the one the installs went through. */

@@ -25,17 +25,20 @@ struct zcnet_mapdev_ops {
 	 * driver's lock and returns its result; write: the access writes (the
 	 * driver maps a page nobody else holds). Or -errno. */
 	long (*fault)(void *priv, unsigned long idx, bool write, void *vmf);
-	/* A write to page idx mapped read-only: 0 when it may become writable
-	 * in place, 1 when the driver put another page there (the access
-	 * retries and faults it in), or -errno. */
-	int (*mkwrite)(void *priv, unsigned long idx);
+	/* A write to page idx mapped read-only, through a PTE of pfn: 0 when
+	 * it may become writable in place (pfn is the slot's page and nobody
+	 * else holds it), 1 when the driver zapped the PTE (another page is
+	 * there, or pfn was not the slot's: the access retries and faults the
+	 * slot's page in), or -errno. */
+	int (*mkwrite)(void *priv, unsigned long idx, unsigned long pfn);
 	/* References on n pages from idx into pages[]: how many (the driver
-	 * holds the pages while the mapping lock is held). */
+	 * holds the pages while the mapping lock is held), each page zapped
+	 * from every mapping before its reference is taken. */
 	long (*grab)(void *priv, unsigned long idx, unsigned long n, struct page **pages);
 	/* Put page (a reference for the driver) at idx in place of the page
-	 * there, which goes to *old (a reference for the caller, who takes it
-	 * out of every mapping before letting it go): 1, or -errno (page's
-	 * reference then dropped by the driver). */
+	 * there, zapped from every mapping first (under the driver's lock),
+	 * which goes to *old (a reference for the caller): 1, or -errno
+	 * (page's reference then dropped by the driver). */
 	long (*install)(void *priv, unsigned long idx, struct page *page, struct page **old);
 	/* Map pages idx..idx+n with one zcnet_helper_mapdev_insert_at(at,
 	 * pfns, n) under the driver's lock (the pages it has there now). */
@@ -53,9 +56,9 @@ void zcnet_helper_mapdev_zap(void *map, unsigned long idx, unsigned long n);
 /*
  * Up to max whole pages of the current task's memory from the page-aligned
  * user address uaddr, when they lie in one mapping of this device: each
- * page's reference in pages[] and every mapping of it write-protected (so a
- * later write faults and gets its own copy while the page is held). The
- * count, 0 when uaddr is not in such a mapping, or -errno.
+ * page's reference in pages[], taken after every mapping of it was zapped
+ * (so a later write faults and gets its own copy while the page is held).
+ * The count, 0 when uaddr is not in such a mapping, or -errno.
  */
 long zcnet_helper_mapdev_grab(unsigned long uaddr, unsigned long max, struct page **pages);
 
@@ -73,9 +76,10 @@ void zcnet_helper_mapdev_insert_at(void *at, const unsigned long *pfns, unsigned
 
 /*
  * Installs in consecutive pages of one mapping, pending: the pages are the
- * driver's already, but the pages they replaced stay mapped (and held here)
- * until the batch completes: they leave every mapping at once, one TLB flush
- * for the batch, and the new ones are mapped for the installing task. The
+ * driver's already, and the pages they replaced left every mapping at their
+ * install (mapdev.c's invariant 1) but are held here until the batch
+ * completes: they go back to the receive side's stash together, and the new
+ * ones are mapped for the installing task. The
  * batch also remembers the last mapping an install looked up, so that the
  * following installs of a receive take no mapping lock. Zero-initialised;
  * ended with zcnet_helper_mapdev_batch_end() before the caller returns to

@@ -990,6 +990,11 @@ int zcnet_helper_tcp_ulp_install(struct sock *sk)
 	return 0;
 }
 
+bool zcnet_helper_sock_listening(const struct sock *sk)
+{
+	return READ_ONCE(sk->sk_state) == TCP_LISTEN;
+}
+
 struct net *zcnet_helper_sock_net(const struct sock *sk)
 {
 	return sock_net(sk);
@@ -1070,7 +1075,12 @@ void zcnet_helper_tcp_uncork(struct sock *sk)
 static int zcnet_ulp_send_bvec(struct sock *sk, struct bio_vec *bv, unsigned int n,
 			       unsigned int flags)
 {
-	struct msghdr msg = { .msg_flags = flags | MSG_SPLICE_PAGES };
+	/*
+	 * Not SKBFL_SHARED_FRAG: while TCP holds them, region pages are
+	 * read-only in every mapping (a write gets the region a copy), so
+	 * nobody writes them; a zcsock receiver may take them.
+	 */
+	struct msghdr msg = { .msg_flags = flags | MSG_SPLICE_PAGES | MSG_NO_SHARED_FRAGS };
 
 	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n, (size_t)n * PAGE_SIZE);
 	return tcp_sendmsg_locked(sk, &msg, (size_t)n * PAGE_SIZE);
@@ -1291,20 +1301,48 @@ out:
 	return copied ? (int)min_t(size_t, copied, INT_MAX) : err;
 }
 
-/* A page the receiver may take for itself (see zcnet_helper_rx_page()). */
-static bool zcnet_rx_page_ok(struct page *page)
+/*
+ * Whether page, a fragment of skb, may become a region's page: ZCNET_RX_PAGE
+ * when it may, ZCNET_RX_NO_PAGE when it is not an order-0 page of its own
+ * (compound, a page pool's, highmem), ZCNET_RX_PAGE_REFUSED when someone
+ * else may write it while the region holds it. A region makes a page
+ * writable by its reference count alone (mapdev.c's invariant 2), which
+ * covers only writers that hold a reference and write through the region's
+ * own copy-on-write: so no page of an skb whose fragments are shared
+ * (SKBFL_SHARED_FRAG: spliced, vmsplice()d, sendfile()d pages, MSG_ZEROCOPY,
+ * and so any vmalloc or driver-ring page such a path brought; TCP keeps the
+ * flag when it coalesces, GRO and splitting do too), no page cache or
+ * anonymous page (mapping), no page mapped anywhere (a driver's
+ * vm_insert_page()), no zero page or reserved page (global), no typed page
+ * (slab, page tables, ...).
+ */
+static enum zcnet_rx_page zcnet_rx_page_ok(const struct sk_buff *skb, struct page *page)
 {
-	return !PageCompound(page) && !PageSlab(page) && !page->mapping &&
-	       !page_pool_page_is_pp(page) && !PageHighMem(page);
+	if (PageCompound(page) || page_pool_page_is_pp(page) || PageHighMem(page))
+		return ZCNET_RX_NO_PAGE;
+	if (skb_has_shared_frag(skb) || is_zero_page(page) || PageReserved(page) ||
+	    page_has_type(page) || page->mapping || folio_mapped(page_folio(page)))
+		return ZCNET_RX_PAGE_REFUSED;
+	return ZCNET_RX_PAGE;
 }
 
 int zcnet_helper_rx_page(struct sock *sk, const struct sk_buff *skb, unsigned int off,
 			 struct page **pagep)
 {
+	const struct tcp_sock *tp = tcp_sk(sk);
 	struct page *page = NULL;
 	unsigned int have = 0;
+	enum zcnet_rx_page ok;
 	u32 next;
 
+	/*
+	 * tcp_read_sock() offers no byte from the urgent mark on (while
+	 * urg_data is set): a page holding it is not taken whole, or the
+	 * call would claim bytes it never reads.
+	 */
+	if (READ_ONCE(tp->urg_data) &&
+	    READ_ONCE(tp->urg_seq) - (TCP_SKB_CB(skb)->seq + off) < PAGE_SIZE)
+		return ZCNET_RX_NO_PAGE;
 	for (;;) {
 		const struct skb_shared_info *sh = skb_shinfo(skb);
 		unsigned int pos = skb_headlen(skb);
@@ -1322,14 +1360,15 @@ int zcnet_helper_rx_page(struct sock *sk, const struct sk_buff *skb, unsigned in
 				continue;
 			}
 			in = off - pos;
-			if (!page) {
+			if (!page)
 				page = skb_frag_page(f);
-				if (!zcnet_rx_page_ok(page))
-					return ZCNET_RX_NO_PAGE;
-			}
 			/* Each piece continues the page where the last ended. */
 			if (skb_frag_page(f) != page || skb_frag_off(f) + in != have)
 				return ZCNET_RX_NO_PAGE;
+			/* Checked in every skb the page's pieces are in. */
+			ok = zcnet_rx_page_ok(skb, page);
+			if (ok != ZCNET_RX_PAGE)
+				return ok;
 			have += min(fs - in, (unsigned int)PAGE_SIZE - have);
 			if (have == PAGE_SIZE) {
 				*pagep = page;

@@ -160,6 +160,8 @@ int zcnet_helper_tcp_base_sendmsg(struct sock *sk, struct msghdr *msg, size_t si
 int zcnet_helper_tcp_base_recvmsg(struct sock *sk, struct msghdr *msg, size_t len, int flags);
 /* sock_net(sk) */
 struct net *zcnet_helper_sock_net(const struct sock *sk);
+/* Whether sk listens (stable while sk is locked: listen() locks it). */
+bool zcnet_helper_sock_listening(const struct sock *sk);
 void zcnet_helper_lock_sock(struct sock *sk);
 void zcnet_helper_release_sock(struct sock *sk);
 /*
@@ -222,6 +224,7 @@ enum zcnet_rx_page {
 	ZCNET_RX_NO_PAGE,	/* the bytes there are not a page's */
 	ZCNET_RX_PAGE,		/* *pagep: the page, all of it queued */
 	ZCNET_RX_PAGE_HEAD,	/* a page's first pieces, at the queue's end */
+	ZCNET_RX_PAGE_REFUSED,	/* a page others may write (shared, global) */
 };
 
 /*
@@ -231,7 +234,9 @@ enum zcnet_rx_page {
  * page pool's), in one page fragment, or in consecutive pieces of it where a
  * segment was cut inside the page (the rest then heads the following
  * fragments or the following skbs of the queue). No reference taken (the
- * skbs hold theirs).
+ * skbs hold theirs). ZCNET_RX_PAGE_REFUSED: such a page, but one others may
+ * write (see zcnet_rx_page_ok()): the caller copies it. ZCNET_RX_NO_PAGE
+ * also when the urgent mark lies in the page (tcp_read_sock() stops there).
  */
 int zcnet_helper_rx_page(struct sock *sk, const struct sk_buff *skb, unsigned int off,
 			 struct page **pagep);

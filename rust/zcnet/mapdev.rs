@@ -7,6 +7,25 @@
 //! The C side (`rust/helpers/mapdev.c`) owns the file and VM operations; this
 //! file turns its callbacks into a [`MapDevice`] implementation.
 //!
+//! # Invariants
+//!
+//! What every [`MapDevice`] keeps (and `mapdev.c` relies on), for each slot
+//! (page index) of a region:
+//!
+//! 1. Every PTE of a region maps the page in its slot: a slot changes
+//!    ([`MapDevice::install`], a copy-on-write replacement) only under the
+//!    region's lock with the slot's PTEs zapped from every mapping before the
+//!    new page can be mapped (faults map it under that lock).
+//! 2. A region PTE is writable only while the region holds the only
+//!    reference to that page: [`MapDevice::grab`] zaps before it takes a
+//!    reference; a write fault maps writable only the slot's page nobody else
+//!    holds; [`MapDevice::mkwrite`] lets a read-only PTE become writable only
+//!    when its pfn is the slot's page and nobody else holds it.
+//!
+//! Mappings take no page reference (`VM_PFNMAP`), so without (1) a PTE could
+//! outlive its page, and without (2) a page TCP, another region or another
+//! process holds could be written through a stale PTE.
+//!
 //! C header: [`include/linux/mm.h`](srctree/include/linux/mm.h)
 
 use super::ext;
@@ -32,9 +51,12 @@ unsafe impl Sync for Map {}
 
 impl Map {
     /// Removes pages `idx..idx + n` from every mapping, in every process; the
-    /// next access faults. May sleep.
+    /// next access faults. May sleep. What keeps the module's invariants
+    /// 1 and 2 when a slot changes or its page gains a holder.
     pub fn zap(&self, idx: usize, n: usize) {
-        // SAFETY: By the type invariant the per-file state is alive.
+        // SAFETY: By the type invariant the per-file state is alive; its
+        // offsets are its own (mapdev.c's invariant 3), so the zap reaches
+        // exactly these pages' PTEs.
         unsafe { ext::zcnet_helper_mapdev_zap(self.0.as_ptr(), idx, n) };
     }
 }
@@ -49,11 +71,13 @@ pub struct Fault(*mut ffi::c_void);
 impl Fault {
     /// Maps `page` at the faulting address, writable when `write`; call it
     /// under the lock that keeps the page in the region (so that no
-    /// write-protection of it can come between the choice and the mapping).
-    /// The result for the fault handler.
+    /// write-protection of it can come between the choice and the mapping),
+    /// with `page` the slot's, and `write` only when nobody else holds it
+    /// (the module's invariants 1 and 2). The result for the fault handler.
     pub fn map(self, page: &PageRef, write: bool) -> u32 {
         // SAFETY: By the type invariant the fault is in progress; the driver
-        // holds `page` while it may be mapped (mappings take no reference).
+        // holds `page` while it may be mapped (mappings take no reference),
+        // and keeps it in the slot until it zaps it (invariant 1).
         unsafe { ext::zcnet_helper_mapdev_insert(self.0, page.pfn(), write) }
     }
 }
@@ -81,8 +105,9 @@ impl MapAt {
         }
         // SAFETY: By the type invariant the batch is being completed with
         // the mapping lock held; `pfns[..n]` are pages the driver holds while
-        // they may be mapped (mappings take no reference), and `n` is at
-        // most the range's length (the caller's `n`).
+        // they may be mapped (mappings take no reference) and, under its
+        // lock, the slots' (invariant 1), mapped read-only (invariant 2);
+        // `n` is at most the range's length (the caller's `n`).
         unsafe { ext::zcnet_helper_mapdev_insert_at(self.0, pfns.as_ptr(), n) }
     }
 }
@@ -103,19 +128,22 @@ pub trait MapDevice: Sync + 'static {
     /// May sleep.
     fn fault(r: &Self::Region, idx: usize, write: bool, f: Fault) -> Result<u32>;
 
-    /// A write to page `idx`, mapped read-only: `Ok(false)` when it may
-    /// become writable in place, `Ok(true)` when the driver put another page
-    /// there (and zapped the old one). May sleep.
-    fn mkwrite(r: &Self::Region, idx: usize) -> Result<bool>;
+    /// A write to page `idx` through a read-only PTE of `pfn`: `Ok(false)`
+    /// when it may become writable in place (`pfn` is the slot's page and
+    /// nobody else holds it: invariant 2), `Ok(true)` when the driver zapped
+    /// the PTE (it put another page there, or `pfn` was not the slot's) and
+    /// the access retries. May sleep.
+    fn mkwrite(r: &Self::Region, idx: usize, pfn: usize) -> Result<bool>;
 
-    /// References to the pages from `idx` into `out`: how many. Called with
-    /// the task's mapping lock held, right before the pages are write-protected
-    /// in every mapping.
+    /// References to the pages from `idx` into `out`: how many, each zapped
+    /// from every mapping (with [`Map::zap`], under the region's lock) before
+    /// its reference is taken (invariant 2). Called with the task's mapping
+    /// lock held.
     fn grab(r: &Self::Region, idx: usize, out: &mut [Option<PageRef>]) -> usize;
 
-    /// Puts `page` at `idx` in place of the page there, and returns that
-    /// one: the caller takes it out of every mapping before dropping it.
-    /// May sleep.
+    /// Puts `page` at `idx` in place of the page there, zapped from every
+    /// mapping first under the region's lock (invariant 1), and returns that
+    /// one. May sleep.
     fn install(r: &Self::Region, idx: usize, page: PageRef) -> Result<PageRef>;
 
     /// Maps the pages at `idx..idx + n` (`n` at most [`RX_BATCH`]) with one
@@ -276,10 +304,14 @@ impl<T: MapDevice> Registration<T> {
     /// # Safety
     ///
     /// As for `fault_cb`.
-    unsafe extern "C" fn mkwrite_cb(priv_: *mut ffi::c_void, idx: ffi::c_ulong) -> ffi::c_int {
+    unsafe extern "C" fn mkwrite_cb(
+        priv_: *mut ffi::c_void,
+        idx: ffi::c_ulong,
+        pfn: ffi::c_ulong,
+    ) -> ffi::c_int {
         // SAFETY: The mapping being faulted holds the file, so the state lives.
         let r = unsafe { <Pin<KBox<T::Region>> as ForeignOwnable>::borrow(priv_) };
-        match T::mkwrite(&r, idx) {
+        match T::mkwrite(&r, idx, pfn) {
             Ok(replaced) => i32::from(replaced),
             Err(e) => e.to_errno(),
         }
@@ -330,7 +362,7 @@ impl<T: MapDevice> Registration<T> {
         match T::install(&r, idx, page) {
             Ok(o) => {
                 // SAFETY: `old` is writable; the old page's reference passes
-                // to the caller, who zaps the page before it lets it go.
+                // to the caller (the driver zapped it: invariant 1).
                 unsafe { *old = o.into_raw() };
                 1
             }

@@ -55,6 +55,13 @@ impl TcpSock {
         unsafe { Net::from_raw(ext::zcnet_helper_sock_net(self.as_raw())) }
     }
 
+    /// Whether the socket listens; stable in a callback that holds the
+    /// socket's lock (`listen()` takes it), as [`Ulp::init`] does.
+    pub fn is_listening(&self) -> bool {
+        // SAFETY: By the type invariant the socket is live.
+        unsafe { ext::zcnet_helper_sock_listening(self.as_raw()) }
+    }
+
     /// Clears the cork bit and pushes what it held (`tcp_sock_set_cork`);
     /// locks the socket, so the caller must not hold it. May sleep.
     pub fn uncork(&self) {
@@ -178,6 +185,9 @@ pub enum PageAt {
     Whole(PageRef),
     /// Its first pieces end the queue (the rest is still to come).
     Head,
+    /// All of it is queued, but others may write it (a shared fragment, the
+    /// zero page, a page mapped elsewhere, ...): to be copied.
+    Refused,
     /// The bytes there are not one page's.
     No,
 }
@@ -199,7 +209,9 @@ impl RxSkb<'_> {
     /// bytes 0 to `PAGE_SIZE` of one page: an order-0 kernel page (never page
     /// cache, anonymous memory or a page pool's), all of it in one fragment,
     /// or in consecutive pieces of one where a segment was cut inside the
-    /// page (the rest then heads the following fragments or skbs).
+    /// page (the rest then heads the following fragments or skbs), and one
+    /// nobody else may write ([`PageAt::Refused`] otherwise); never a page
+    /// holding the urgent mark.
     pub fn page_at(&self, off: u32) -> PageAt {
         let mut p = core::ptr::null_mut();
         // SAFETY: By the type invariant the skb is live and queued on the
@@ -217,6 +229,7 @@ impl RxSkb<'_> {
                 }
             }
             (ext::zcnet_rx_page_ZCNET_RX_PAGE_HEAD, _) => PageAt::Head,
+            (ext::zcnet_rx_page_ZCNET_RX_PAGE_REFUSED, _) => PageAt::Refused,
             _ => PageAt::No,
         }
     }

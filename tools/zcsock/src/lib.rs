@@ -2,8 +2,9 @@
 //! `include/uapi/zcnet/zcsock.h` (Documentation/networking/zcsock.rst).
 //!
 //! - [`enable`] turns zcsock on for a TCP socket (`setsockopt(SOL_TCP,
-//!   TCP_ULP, "zcsock")`), before or after connect, or on a listener whose
-//!   accepted sockets inherit it.
+//!   TCP_ULP, "zcsock")`), before or after connect, or before `listen()` on
+//!   a socket whose accepted sockets inherit it (a live listener refuses it:
+//!   `EINVAL`).
 //! - [`Region`] is a fast buffer: `/dev/zcsock` opened and mapped
 //!   `MAP_SHARED`; it derefs to `[u8]`, and sends from it of at least the copy
 //!   threshold go to TCP by reference, copy-on-write protected.

@@ -1,0 +1,539 @@
+#!/usr/bin/env python3
+"""zcsock's isolation (issue 43): no page anyone else holds becomes writable
+through a region, no page others may write enters one, and each open file's
+offsets stay its own. Over loopback in the current namespace.
+
+  zcsock_iso.py race [--rounds N] [--cpu C]
+      Process B sends pages of its region to process A's region by
+      reference; then A writes one (B's bytes must not change), B writes one
+      (A's must not change), and A writes the page of a pending MSG_WAITALL
+      receive that has installed one page and waits for the next (a thread
+      of A): B's page it replaced must not change. --cpu pins both to CPU C.
+  zcsock_iso.py zeropage
+      sendfile() of a memfd with holes (the zero page in the skbs) into a
+      region: same bytes, the zero page never in the region (a write to a
+      hole's slot takes no copy-on-write fault), every page copied and
+      counted (ZcsockRxPagesRefused); then the pending
+      receive write of race on that region page; /dev/zero and fresh
+      anonymous memory must still read as zeros.
+  zcsock_iso.py wrap --left N
+      zcsock loaded with mapdev_first_id N ids before the last: N regions
+      map, the next is refused (ENOMEM), one closed makes room again, and
+      copy-on-write (sender overwrites after send()) holds in each.
+
+  zcsock_iso.py listener [--conns N]
+      TCP_ULP on a live listener: EINVAL (tried while N connects flood
+      it); set before listen(): all N sockets accepted under a flood carry
+      zcsock.
+  zcsock_iso.py oob [--mode zcsock|plain] [--first P] [--last P] [--server-ns B
+                 --client-ns A --server-ip IP]
+      Urgent data (MSG_OOB) from an unmodified sender at every position of
+      a page the receiver could take whole: the same bytes and calls as
+      plain TCP ("= transcript", "= calls"), no kernel warning, and the
+      counters say what the calls returned.
+
+Output: ok / not ok lines (ktap.sh's t_report) and "= KEY VALUE" results.
+"""
+import argparse
+import ctypes
+import fcntl
+import hashlib
+import mmap
+import os
+import socket
+import struct
+import sys
+import threading
+
+from zcsock_test import (DEVICE, IO_TIMEOUT, PAGE, PROT_RW, Fail, Report, enable, inq, parse_proc,
+                         set_io_timeout, set_threshold, setns, sock_stats, ulp_of, wait_inq)
+
+TIOCOUTQ = 0x5411
+
+
+def region(pages):
+    fd = os.open(DEVICE, os.O_RDWR)
+    try:
+        return mmap.mmap(fd, pages * PAGE, mmap.MAP_SHARED, PROT_RW)
+    finally:
+        os.close(fd)
+
+
+def addr_of(m):
+    c = ctypes.c_char.from_buffer(m)
+    a = ctypes.addressof(c)
+    del c
+    return a
+
+
+def pat(tag, k):
+    """A page of bytes that says who wrote it (tag, a str) and when."""
+    return hashlib.sha256(b"%s %d" % (tag.encode(), k)).digest() * (PAGE // 32)
+
+
+def pair():
+    """A loopback pair, zcsock on both ends, copy threshold one page."""
+    lst = socket.socket()
+    lst.bind(("127.0.0.1", 0))
+    enable(lst)
+    lst.listen(1)
+    c = socket.socket()
+    enable(c)
+    c.connect(lst.getsockname())
+    s, _ = lst.accept()
+    lst.close()
+    for x in (c, s):
+        set_io_timeout(x)
+        set_threshold(x, PAGE)
+    return c, s
+
+
+def outq(s):
+    return struct.unpack("i", fcntl.ioctl(s.fileno(), TIOCOUTQ, b"\0" * 4))[0]
+
+
+def send_acked(s, mv):
+    """Sends mv (a region's pages: by reference) and waits until the peer
+    acknowledged it all, so that only the receiver's skbs hold the pages."""
+    if s.send(mv) != len(mv):
+        raise Fail("short send")
+    while outq(s):
+        os.sched_yield()
+
+
+def proc_stat():
+    with open("/proc/net/zcsock_stat") as f:
+        return parse_proc(f.read())
+
+
+class Peer:
+    """Process B: a child with its own region, driven over a pipe pair."""
+
+    def __init__(self, sock, pages, cpu):
+        self.r1, w1 = os.pipe()
+        r2, self.w2 = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            os.close(self.r1)
+            os.close(self.w2)
+            self.run(sock, pages, r2, w1)
+            os._exit(0)
+        os.close(w1)
+        os.close(r2)
+        self.cpu = cpu
+
+    @staticmethod
+    def run(sock, pages, rfd, wfd):
+        rb = region(pages)
+        fin = os.fdopen(rfd, "r")
+        out = os.fdopen(wfd, "w", buffering=1)
+        for line in fin:
+            f = line.split()
+            try:
+                if f[0] == "fill":  # fill IDX TAG K: the page's bytes
+                    i, tag, k = int(f[1]), f[2], int(f[3])
+                    rb[i * PAGE:(i + 1) * PAGE] = pat(tag, k)
+                    out.write("ok\n")
+                elif f[0] == "send":  # send IDX N [acked]: pages by reference
+                    i, n = int(f[1]), int(f[2])
+                    mv = memoryview(rb)[i * PAGE:(i + n) * PAGE]
+                    if len(f) > 3:
+                        send_acked(sock, mv)
+                    elif sock.send(mv) != len(mv):
+                        raise Fail("short send")
+                    out.write("ok\n")
+                elif f[0] == "is":  # is IDX TAG K: still those bytes?
+                    i, tag, k = int(f[1]), f[2], int(f[3])
+                    got = rb[i * PAGE:(i + 1) * PAGE]
+                    out.write("ok\n" if got == pat(tag, k) else "changed %s\n" % got[:8].hex())
+                elif f[0] == "quit":
+                    out.write("ok\n")
+                    return
+            except Exception as e:  # noqa: BLE001 (reported to the parent)
+                out.write("error %r\n" % e)
+
+    def ask(self, *words):
+        os.write(self.w2, (" ".join(str(w) for w in words) + "\n").encode())
+        line = b""
+        while not line.endswith(b"\n"):
+            b = os.read(self.r1, 256)
+            if not b:
+                raise Fail("peer gone")
+            line += b
+        return line.decode().strip()
+
+    def do(self, *words):
+        r = self.ask(*words)
+        if r != "ok":
+            raise Fail("peer: %s: %s" % (" ".join(map(str, words)), r))
+
+    def close(self):
+        self.ask("quit")
+        os.waitpid(self.pid, 0)
+
+
+class PendingRecv(threading.Thread):
+    """A MSG_WAITALL receive of n bytes into mv, in a thread."""
+
+    def __init__(self, s, mv):
+        super().__init__()
+        self.s, self.mv, self.r, self.err = s, mv, None, None
+        self.start()
+
+    def run(self):
+        try:
+            self.r = self.s.recv_into(self.mv, len(self.mv), socket.MSG_WAITALL)
+        except OSError as e:
+            self.err = e
+
+
+def pending_write(s, b, ra, slot, bidx, k):
+    """A's receive of two pages at slot: B's page bidx (sent, acknowledged,
+    then overwritten by B, so only A's socket holds it) is installed and the
+    call waits for the second; then A writes the slot. Returns the thread
+    once the receive completed (B sends page bidx + 1)."""
+    b.do("fill", bidx, "q", k)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)  # no delayed ACK to wait for
+    b.do("send", bidx, 1, "acked")
+    b.do("fill", bidx, "qq", k)
+    wait_inq(s, PAGE)
+    t = PendingRecv(s, memoryview(ra)[slot * PAGE:(slot + 2) * PAGE])
+    # Installed: the first page is taken off the queue while the call waits.
+    while inq(s) and t.is_alive():
+        os.sched_yield()
+    ra[slot * PAGE:(slot + 1) * PAGE] = pat("a", k)
+    b.do("fill", bidx + 1, "c", k)
+    b.do("send", bidx + 1, 1)
+    t.join()
+    if t.err or t.r != 2 * PAGE:
+        raise Fail("pending receive: %s" % (t.err or t.r))
+    if ra[(slot + 1) * PAGE:(slot + 2) * PAGE] != pat("c", k):
+        raise Fail("pending receive: second page's bytes wrong")
+
+
+def race(a, rep):
+    if a.cpu is not None:
+        os.sched_setaffinity(0, {a.cpu})
+    c, s = pair()
+    b = Peer(c, 8, a.cpu)
+    c.close()
+    ra = region(8)
+    before = sock_stats(s)["rx_pages_remapped"]
+    bad = {"A's write reached B": 0, "B's write reached A": 0, "pending write reached B": 0}
+    first = {}
+    try:
+        for k in range(a.rounds):
+            # B's pages 0..2 become A's 0..2, shared.
+            for i in range(3):
+                b.do("fill", i, "b%d" % i, k)
+            b.do("send", 0, 3)
+            if s.recv_into(memoryview(ra)[:3 * PAGE], 3 * PAGE, socket.MSG_WAITALL) != 3 * PAGE:
+                raise Fail("short receive")
+            # A writes page 1: B's stays.
+            ra[PAGE:2 * PAGE] = pat("a1", k)
+            if b.ask("is", 1, "b1", k) != "ok":
+                bad["A's write reached B"] += 1
+                first.setdefault("A's write reached B", k)
+            # B writes page 2: A's stays.
+            b.do("fill", 2, "x", k)
+            if ra[2 * PAGE:3 * PAGE] != pat("b2", k):
+                bad["B's write reached A"] += 1
+                first.setdefault("B's write reached A", k)
+            # A writes page 0 while a receive that replaced it waits.
+            pending_write(s, b, ra, 0, 4, k)
+            if b.ask("is", 0, "b0", k) != "ok":
+                bad["pending write reached B"] += 1
+                first.setdefault("pending write reached B", k)
+        remapped = sock_stats(s)["rx_pages_remapped"] - before
+    finally:
+        s.close()
+        b.close()
+    where = "pinned to CPU %d" % a.cpu if a.cpu is not None else "unpinned"
+    rep.result("remapped", remapped)
+    # Every page went by reference and was remapped: the path ran.
+    rep.expect("race %s: %d rounds, every page remapped" % (where, a.rounds), 5 * a.rounds, remapped)
+    for what, n in bad.items():
+        rep.check(n == 0, "race %s: %s in no round" % (where, what),
+                  "in %d of %d rounds, first round %s" % (n, a.rounds, first.get(what)))
+
+
+def zeropage(a, rep):
+    npages = 16
+    holes = [i for i in range(npages) if i % 4 in (1, 2)]
+    fd = os.memfd_create("zcsock-iso")
+    data = bytearray(npages * PAGE)
+    for i in range(npages):
+        if i not in holes:
+            data[i * PAGE:(i + 1) * PAGE] = pat("f", i)
+            os.pwrite(fd, pat("f", i), i * PAGE)
+    os.ftruncate(fd, npages * PAGE)
+    lst = socket.socket()
+    lst.bind(("127.0.0.1", 0))
+    enable(lst)
+    lst.listen(1)
+    c = socket.socket()  # an unmodified sender
+    c.connect(lst.getsockname())
+    s, _ = lst.accept()
+    lst.close()
+    set_io_timeout(s)
+    set_threshold(s, PAGE)
+    ra = region(npages + 2)
+    st0, ss0 = proc_stat(), sock_stats(s)
+    if os.sendfile(c.fileno(), fd, 0, npages * PAGE) != npages * PAGE:
+        raise Fail("short sendfile")
+    r = s.recv_into(memoryview(ra)[:npages * PAGE], npages * PAGE, socket.MSG_WAITALL)
+    st1, ss1 = proc_stat(), sock_stats(s)
+    rep.expect("sendfile of a memfd with holes: same bytes", hashlib.md5(data).hexdigest(),
+               hashlib.md5(ra[:npages * PAGE]).hexdigest() if r == npages * PAGE else "short %s" % r)
+    # A page in a slot that is not the region's own (the zero page, held by
+    # everyone) takes a copy-on-write fault at the first write; the region's
+    # own copy takes none.
+    cow0 = proc_stat().get("ZcsockTxCowFaults", 0)
+    for i in holes[2:]:
+        ra[i * PAGE:(i + 1) * PAGE] = pat("h", i)
+    cow = proc_stat().get("ZcsockTxCowFaults", 0) - cow0
+    rep.expect("the zero page is not in the region: writes to the holes' slots take no copy-on-write fault",
+               0, cow)
+    refused = st1.get("ZcsockRxPagesRefused", 0) - st0.get("ZcsockRxPagesRefused", 0)
+    rep.expect("sendfile: no page remapped, every byte copied, every page refused (counted)",
+               (0, npages * PAGE, npages),
+               (ss1["rx_pages_remapped"] - ss0["rx_pages_remapped"],
+                ss1["rx_bytes_copied"] - ss0["rx_bytes_copied"], refused))
+    # The write of race, where the first hole was received (holes[:2] not
+    # written above): on a zero page there it would write the system's zero
+    # page.
+    c.close()
+    s.close()
+    c, s = pair()
+    b = Peer(c, 8, None)
+    c.close()
+    try:
+        pending_write(s, b, ra, holes[0], 4, 0)
+    finally:
+        s.close()
+        b.close()
+    anon = mmap.mmap(-1, 64 * PAGE, mmap.MAP_PRIVATE, mmap.PROT_READ)
+    zfd = os.open("/dev/zero", os.O_RDONLY)
+    dz = mmap.mmap(zfd, 64 * PAGE, mmap.MAP_PRIVATE, mmap.PROT_READ)
+    os.close(zfd)
+    rep.check(anon[:] == bytes(64 * PAGE), "fresh anonymous memory reads as zeros after it",
+              "first bytes %s" % anon[:8].hex())
+    rep.check(dz[:] == bytes(64 * PAGE), "/dev/zero-backed memory reads as zeros after it",
+              "first bytes %s" % dz[:8].hex())
+
+
+def wrap(a, rep):
+    """Regions at the last ids: the last maps, one more is refused."""
+    regions, why = [], "ok"
+    for _ in range(a.left + 1):
+        try:
+            regions.append(region(2))
+        except OSError as e:
+            why = os.strerror(e.errno)
+            break
+    rep.expect("%d ids left: %d regions map, the next is refused" % (a.left, a.left),
+               (a.left, "Cannot allocate memory"), (len(regions), why))
+    if len(regions) == a.left:
+        regions.pop(0).close()
+        try:
+            regions.append(region(2))
+            rep.check(True, "a closed region's ids serve the next")
+        except OSError as e:
+            rep.check(False, "a closed region's ids serve the next", os.strerror(e.errno))
+    # Copy-on-write in each: the sender overwrites right after send().
+    c, s = pair()
+    cow0 = proc_stat().get("ZcsockTxCowFaults", 0)
+    bad = 0
+    for k, r in enumerate(regions):
+        r[:PAGE] = pat("w", k)
+        if c.send(memoryview(r)[:PAGE]) != PAGE:
+            raise Fail("short send")
+        r[:PAGE] = pat("over", k)
+        got = bytearray(PAGE)
+        if s.recv_into(got, PAGE, socket.MSG_WAITALL) != PAGE or bytes(got) != pat("w", k):
+            bad += 1
+    cow = proc_stat().get("ZcsockTxCowFaults", 0) - cow0
+    rep.expect("copy-on-write in every region at the last ids (bad pages, COW faults)",
+               (0, len(regions)), (bad, cow))
+    c.close()
+    s.close()
+
+
+def listener(a, rep):
+    """TCP_ULP on a live listener is refused (EINVAL), also while a connect
+    flood fills its queue; set before listen(), every accepted socket of a
+    flood carries zcsock."""
+    live = socket.socket()
+    live.bind(("127.0.0.1", 0))
+    live.listen(a.conns)
+    pre = socket.socket()
+    pre.bind(("127.0.0.1", 0))
+    enable(pre)
+    pre.listen(a.conns)
+
+    def flood(port, out):
+        for _ in range(a.conns):
+            c = socket.socket()
+            c.setblocking(False)
+            c.connect_ex(("127.0.0.1", port))
+            out.append(c)
+
+    clients, tries = [], []
+    t = threading.Thread(target=flood, args=(live.getsockname()[1], clients))
+    t.start()
+    while t.is_alive() or len(tries) < 16:
+        try:
+            enable(live)
+            tries.append("ok")
+        except OSError as e:
+            tries.append(os.strerror(e.errno))
+    t.join()
+    rep.expect("TCP_ULP on a live listener, %d tries during a flood of %d connects: each EINVAL"
+               % (len(tries), a.conns), {os.strerror(22)}, set(tries))
+    t = threading.Thread(target=flood, args=(pre.getsockname()[1], clients))
+    t.start()
+    ulps = []
+    pre.settimeout(IO_TIMEOUT)
+    for _ in range(a.conns):
+        s, _ = pre.accept()
+        ulps.append(ulp_of(s))
+        s.close()
+    t.join()
+    rep.expect("set before listen(): all %d sockets accepted under a connect flood carry zcsock" % a.conns,
+               ["zcsock"] * a.conns, ulps)
+    for c in clients:
+        c.close()
+    live.close()
+    pre.close()
+
+
+def warn_count():
+    try:
+        with open("/sys/kernel/warn_count") as f:
+            return int(f.read())
+    except OSError:
+        return None
+
+
+def proc_state(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def oob_round(p):
+    return pat("o0", p) + pat("o1", p) + pat("o2", p)
+
+
+def oob(a, rep):
+    """An unmodified sender (TCP copies its bytes into order-0 pages with
+    net.core.high_order_alloc_disable=1, page-aligned in the stream: pages
+    a receiver may take whole) sends three pages a round, the byte at
+    position p of the second urgent (MSG_OOB), p = 0..4095; the receiver
+    (zcsock and a region, or plain TCP and anonymous memory) waits in a
+    MSG_WAITALL receive of the in-band bytes when they arrive."""
+    zc = a.mode == "zcsock"
+    if a.server_ns:
+        setns(a.server_ns)
+    lst = socket.socket()
+    lst.bind((a.server_ip, 0))
+    if zc:
+        enable(lst)
+    lst.listen(1)
+    if a.client_ns:
+        setns(a.client_ns)
+    c = socket.socket()
+    c.connect((a.server_ip, lst.getsockname()[1]))
+    s, _ = lst.accept()
+    lst.close()
+    set_io_timeout(s)
+    if zc:
+        set_threshold(s, PAGE)
+        buf = region(3)
+    else:
+        buf = mmap.mmap(-1, 3 * PAGE, mmap.MAP_SHARED, PROT_RW)
+    go_r, go_w = os.pipe()
+    me = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        # A new process: its page fragment starts empty, so the stream's
+        # pages are the fragment's pages.
+        s.close()
+        for p in range(a.first, a.last + 1):
+            if os.read(go_r, 1) != b"g":
+                os._exit(1)
+            while proc_state(me) != "S":  # the receive waits
+                os.sched_yield()
+            data = oob_round(p)
+            u = PAGE + p
+            c.sendall(data[:u])
+            c.send(data[u:u + 1], socket.MSG_OOB)
+            c.sendall(data[u + 1:])
+        os._exit(0)
+    c.close()
+    os.close(go_r)
+    w0, st0 = warn_count(), (sock_stats(s) if zc else None)
+    h, total, calls = hashlib.md5(), 0, []
+    mv = memoryview(buf)
+    for p in range(a.first, a.last + 1):
+        os.write(go_w, b"g")
+        got, rs, n = 0, [], 3 * PAGE - 1
+        while got < n:
+            try:
+                r = s.recv_into(mv[got:n], n - got, socket.MSG_WAITALL)
+            except OSError as e:
+                raise Fail("position %d: recv after %s: %s" % (p, rs, os.strerror(e.errno)))
+            if r <= 0:
+                raise Fail("position %d: recv %d" % (p, r))
+            rs.append(r)
+            got += r
+        data, u = oob_round(p), PAGE + p
+        if buf[:n] != data[:u] + data[u + 1:]:
+            raise Fail("position %d: wrong bytes (calls %s)" % (p, rs))
+        h.update(buf[:n])
+        calls.append("%d:%s" % (p, ",".join(map(str, rs))))
+        total += got
+    os.waitpid(pid, 0)
+    rep.result("transcript", h.hexdigest(), total)
+    rep.result("calls", hashlib.md5(" ".join(calls).encode()).hexdigest())
+    rep.diag("calls: " + " ".join(calls[:8]) + " ... " + " ".join(calls[-4:]))
+    w1 = warn_count()
+    if w0 is not None:
+        rep.expect("%s: no kernel warning (warn_count)" % a.mode, 0, w1 - w0)
+    if zc:
+        st1 = sock_stats(s)
+        d = {k: st1[k] - st0[k] for k in st1}
+        rep.result("stats", d["rx_pages_remapped"], d["rx_bytes_remapped"], d["rx_bytes_copied"])
+        rep.expect("zcsock: counters are what the calls returned (remapped + copied bytes)", total,
+                   d["rx_bytes_remapped"] + d["rx_bytes_copied"])
+    s.close()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sp = sub.add_parser("race")
+    sp.add_argument("--rounds", type=int, default=1000)
+    sp.add_argument("--cpu", type=int)
+    sub.add_parser("zeropage")
+    sp = sub.add_parser("listener")
+    sp.add_argument("--conns", type=int, default=256)
+    sp = sub.add_parser("oob")
+    sp.add_argument("--mode", choices=("zcsock", "plain"), default="zcsock")
+    sp.add_argument("--first", type=int, default=0)
+    sp.add_argument("--last", type=int, default=PAGE - 1)
+    sp.add_argument("--server-ns")
+    sp.add_argument("--client-ns")
+    sp.add_argument("--server-ip", default="127.0.0.1")
+    sp = sub.add_parser("wrap")
+    sp.add_argument("--left", type=int, default=3)
+    a = ap.parse_args()
+    rep = Report("")
+    try:
+        {"race": race, "zeropage": zeropage, "wrap": wrap, "oob": oob, "listener": listener}[a.cmd](a, rep)
+    except Fail as e:
+        rep.check(False, a.cmd, str(e))
+    return 1 if rep.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
