@@ -29,6 +29,8 @@ import socket
 import sys
 import time
 
+from zcfrag_stream import accept_one
+
 # IP payload of a page train: a page behind a TCP header with timestamps.
 TRAIN_PAYLOAD = 32 + 4096
 IP_HDR = 20
@@ -65,19 +67,15 @@ def messages(proto, mtu):
     return [(p, m) for p in sizes(mtu) if (m := message(proto, p)) is not None]
 
 
+READY = "/tmp/sizes-ready"
+
+
 def ready():
-    open("/tmp/sizes-ready", "w").close()
+    open(READY, "w").close()
 
 
 def serve_tcp(ip, port, mtu):
-    ls = socket.socket()
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind((ip, port))
-    ls.listen(1)
-    ls.settimeout(60)
-    ready()
-    s, _ = ls.accept()
-    s.settimeout(60)
+    s = accept_one(ip, port, READY, 60)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     for _, m in messages("tcp", mtu):
         buf = bytearray()
