@@ -16,6 +16,7 @@
 #                   (multiqueue NICs with RSS: two queue pairs each, on
 #                   multi-queue taps bridged in a network namespace of the
 #                   host's own; needs root and /dev/net/tun on the host)
+#     --queues N    queue pairs of each NIC on the tap wire (default 2)
 #     -v            also stream the console to the terminal
 #
 # The guest sees the host's root file system read-only (so every host tool is
@@ -43,7 +44,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-topo=veth accel=tcg cpus=2 mem=2048 timeout=600 log= kdir= verbose=0 wire=udp
+topo=veth accel=tcg cpus=2 mem=2048 timeout=600 log= kdir= verbose=0 wire=udp queues=2
 while [ $# -gt 0 ]; do
   case "$1" in
     --topo) topo=$2; shift 2 ;;
@@ -54,8 +55,9 @@ while [ $# -gt 0 ]; do
     --log) log=$2; shift 2 ;;
     --kdir) kdir=$2; shift 2 ;;
     --wire) wire=$2; shift 2 ;;
+    --queues) queues=$2; shift 2 ;;
     -v) verbose=1; shift ;;
-    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
     --) shift; break ;;
     -*) die "run-guest: unknown option $1" ;;
     *) break ;;
@@ -66,6 +68,7 @@ script=$(realpath "$1"); shift
 [ -f "$script" ] || die "run-guest: no script $script"
 case "$topo" in veth|virtio2|twoguests|none) ;; *) die "run-guest: unknown topology $topo" ;; esac
 case "$wire" in udp|tcp|tap) ;; *) die "run-guest: unknown wire $wire (udp, tcp or tap)" ;; esac
+case "$queues" in [1-9]|[1-5][0-9]|6[0-4]) ;; *) die "run-guest: --queues must be 1 to 64" ;; esac
 if [ -z "$kdir" ]; then
   kdir=$(kernel_build_dir)
   [ -f "$kdir/.zcnet-complete" ] || die "run-guest: no cached kernel for flavour $ZCNET_FLAVOUR; run 'make kernel'"
@@ -210,9 +213,9 @@ tap_wire() {
   done
   ip -n "$netns" link set zcbr up
 }
-tap_nic() { # NAME TAP MAC
-  echo -netdev "tap,id=$1,ifname=$2,script=no,downscript=no,queues=2,vhost=off" \
-    -device "virtio-net-pci,netdev=$1,mac=$3,mq=on,vectors=6,rss=on"
+tap_nic() { # NAME TAP MAC (--queues pairs: a vector per virtqueue, config, control)
+  echo -netdev "tap,id=$1,ifname=$2,script=no,downscript=no,queues=$queues,vhost=off" \
+    -device "virtio-net-pci,netdev=$1,mac=$3,mq=on,vectors=$((2 * queues + 2)),rss=on"
 }
 
 ARGS=("$@")

@@ -45,12 +45,18 @@ struct zcnet_vnet {
 	struct virtio_device *vdev;
 	struct net_device *dev;
 	struct virtqueue *cvq;		/* with VIRTIO_NET_F_CTRL_VQ */
+	/* A control command the device did not answer in time: still posted
+	 * (the device may yet write its ack), freed once it comes back or
+	 * the device is reset. */
+	void *cmd_lost;
 	unsigned int nq, max_nq;	/* queue pairs in use, offered (capped) */
 	bool rss;			/* steering set (VIRTIO_NET_F_RSS) */
 	struct zcnet_vnet_queue qs[ZCNET_VNET_MAX_QUEUES];
 	struct zcnet_timer *timer;	/* the front end's (ops->timer) */
 	bool dying;			/* being unbound */
-	bool resizing;			/* ethtool -G: the timer does nothing */
+	/* ethtool -G/-L (zcnet_vnet_pause): the timer does nothing and
+	 * nothing wakes a transmit queue (upstream's send_queue reset). */
+	bool resizing;
 	/* Bytes of a packet per transmit descriptor it takes, at most (see
 	 * ZCNET_VNET_TX_BYTES_PER_DESC): the front end's, for its wire MTU. */
 	unsigned int tx_bytes_per_desc;
@@ -140,10 +146,11 @@ static int zcnet_vnet_open(struct net_device *dev)
 		if (err)
 			return err;
 	}
-	for (i = 0; i < vn->nq; i++) {
-		netdev_tx_reset_queue(netdev_get_tx_queue(dev, i));
+	/* No byte queue limits reset here: frames counted before a stop may
+	 * still be posted, and their completions come after (see
+	 * zcnet_vnet_tx_recycled for where a ring is emptied). */
+	for (i = 0; i < vn->nq; i++)
 		napi_enable(&vn->qs[i].napi);
-	}
 	netif_tx_start_all_queues(dev);
 	/* Whatever the device used before NAPI ran. */
 	local_bh_disable();
@@ -153,15 +160,43 @@ static int zcnet_vnet_open(struct net_device *dev)
 	return 0;
 }
 
+/*
+ * NAPI off first, then transmit (as virtnet_close): a poll reaps sent
+ * frames and wakes a stopped queue, so one that ran between the two would
+ * start transmit again behind netif_tx_disable's back.
+ */
 static int zcnet_vnet_stop(struct net_device *dev)
 {
 	struct zcnet_vnet *vn = netdev_priv(dev);
 	unsigned int i;
 
-	netif_tx_disable(dev);
 	for (i = 0; i < vn->nq; i++)
 		napi_disable(&vn->qs[i].napi);
+	netif_tx_disable(dev);
 	return 0;
+}
+
+/*
+ * Before the rings change under a device (ethtool -G, -L; RTNL held), as
+ * upstream's virtnet_tx_pause: the flag first (the timer and every wake of
+ * a transmit queue then do nothing), the timer stopped, then NAPI off and
+ * transmit stopped (zcnet_vnet_stop). Once this returns nothing posts to
+ * any ring and no ndo_start_xmit runs until zcnet_vnet_resume.
+ */
+static void zcnet_vnet_pause(struct zcnet_vnet *vn, bool running)
+{
+	WRITE_ONCE(vn->resizing, true);
+	zcnet_helper_timer_cancel(vn->timer);
+	if (running)
+		zcnet_vnet_stop(vn->dev);
+}
+
+/* The other half (virtnet_tx_resume): the device runs again, if it ran. */
+static int zcnet_vnet_resume(struct zcnet_vnet *vn, bool running)
+{
+	WRITE_ONCE(vn->resizing, false);
+	zcnet_helper_timer_arm(vn->timer, 1000);
+	return running ? zcnet_vnet_open(vn->dev) : 0;
 }
 
 static netdev_tx_t zcnet_vnet_xmit(struct sk_buff *skb, struct net_device *dev)
@@ -276,6 +311,18 @@ static void zcnet_vnet_recycle_tx(struct virtqueue *vq, void *buf)
 	zcnet_vnet_ops->recycle_tx(vn->state, vq->index / 2, (unsigned long)buf);
 }
 
+/* A transmit ring was emptied of what it held unsent (its frames freed
+ * unsent, above): none of the bytes byte queue limits counted for them
+ * will complete, so its counts start again (virtnet_sq_free_unused_buf_done).
+ * Only here: a frame still posted completes later and must find its bytes
+ * counted. */
+static void zcnet_vnet_tx_recycled(struct virtqueue *vq)
+{
+	struct zcnet_vnet *vn = vq->vdev->priv;
+
+	netdev_tx_reset_queue(netdev_get_tx_queue(vn->dev, vq->index / 2));
+}
+
 /*
  * ethtool -G DEV rx N tx M (RTNL held): every queue pair's rings resized
  * (virtqueue_resize: the device resets each ring alone, VIRTIO_F_RING_RESET),
@@ -308,31 +355,23 @@ static int zcnet_vnet_set_ringparam(struct net_device *dev, struct ethtool_ringp
 	}
 	if (ring->rx_pending > vn->qs[0].rvq->num_max || ring->tx_pending > vn->qs[0].svq->num_max)
 		return -EINVAL;
-	if (running)
-		zcnet_vnet_stop(dev);
 	/* Nothing else posts meanwhile: no transmit, no NAPI, RTNL held (the
 	 * ioctl), and the timer (admission frames) does nothing. */
-	WRITE_ONCE(vn->resizing, true);
-	zcnet_helper_timer_cancel(vn->timer);
+	zcnet_vnet_pause(vn, running);
 	for (i = 0; i < vn->max_nq && !err; i++) {
 		err = virtqueue_resize(vn->qs[i].rvq, ring->rx_pending, zcnet_vnet_recycle_rx, NULL);
 		if (!err)
 			err = virtqueue_resize(vn->qs[i].svq, ring->tx_pending,
-					       zcnet_vnet_recycle_tx, NULL);
+					       zcnet_vnet_recycle_tx, zcnet_vnet_tx_recycled);
 	}
 	if (err)
 		netdev_warn(dev, "%s: cannot resize the rings to %u/%u: %d\n",
 			    KBUILD_MODNAME, ring->rx_pending, ring->tx_pending, err);
-	WRITE_ONCE(vn->resizing, false);
-	zcnet_helper_timer_arm(vn->timer, 1000);
-	if (running) {
-		err2 = zcnet_vnet_open(dev);
-		if (err2)
-			netdev_warn(dev, "%s: cannot restart after resizing the rings: %d\n",
-				    KBUILD_MODNAME, err2);
-		err = err ?: err2;
-	}
-	return err;
+	err2 = zcnet_vnet_resume(vn, running);
+	if (err2)
+		netdev_warn(dev, "%s: cannot restart after resizing the rings: %d\n",
+			    KBUILD_MODNAME, err2);
+	return err ?: err2;
 }
 
 /* ethtool -S: the front end's statistics, then each queue pair's. */
@@ -383,15 +422,19 @@ static void zcnet_vnet_steer(struct zcnet_vnet *vn);
 
 /*
  * ethtool -L DEV combined N (RTNL held): N queue pairs in use, from 1 to what
- * the device offers. A running device stops (NAPI off, no transmit), is told
- * the new number (RSS or VQ_PAIRS_SET) and starts again; the rings of pairs
- * no longer in use keep their buffers (the device no longer picks them) until
- * they are used again or the device is unbound.
+ * the device offers. A running device pauses (zcnet_vnet_pause), is told the
+ * new number (RSS or VQ_PAIRS_SET) and starts again. The receive rings of
+ * pairs no longer in use keep their buffers (the device no longer picks
+ * them) until they are used again or the device is unbound; their transmit
+ * rings are reset (VIRTIO_F_RING_RESET) so that the frames they held unsent
+ * are freed, and with them what their sockets are charged, rather than
+ * stranded until the pair is used again.
  */
 static int zcnet_vnet_set_channels(struct net_device *dev, struct ethtool_channels *ch)
 {
 	struct zcnet_vnet *vn = netdev_priv(dev);
 	bool running = netif_running(dev);
+	unsigned int old = vn->nq, i;
 	int err = 0;
 
 	if (ch->rx_count || ch->tx_count || ch->other_count)
@@ -400,14 +443,18 @@ static int zcnet_vnet_set_channels(struct net_device *dev, struct ethtool_channe
 		return -EINVAL;
 	if (ch->combined_count == vn->nq)
 		return 0;
-	if (running)
-		zcnet_vnet_stop(dev);
+	zcnet_vnet_pause(vn, running);
 	vn->nq = ch->combined_count;
 	zcnet_vnet_steer(vn);
 	netif_set_real_num_tx_queues(dev, vn->nq);
 	netif_set_real_num_rx_queues(dev, vn->nq);
-	if (running)
-		err = zcnet_vnet_open(dev);
+	if (virtio_has_feature(vn->vdev, VIRTIO_F_RING_RESET) && zcnet_vnet_ops->recycle_tx)
+		for (i = vn->nq; i < old; i++)
+			if (virtqueue_reset(vn->qs[i].svq, zcnet_vnet_recycle_tx,
+					    zcnet_vnet_tx_recycled))
+				netdev_warn(dev, "%s: cannot reset transmit ring %u\n",
+					    KBUILD_MODNAME, i);
+	err = zcnet_vnet_resume(vn, running);
 	if (err)
 		netdev_warn(dev, "%s: cannot restart with %u queue pairs: %d\n",
 			    KBUILD_MODNAME, vn->nq, err);
@@ -467,6 +514,7 @@ static void zcnet_vnet_timer_fn(void *data)
 static void zcnet_vnet_detach_all(struct zcnet_vnet *vn)
 {
 	unsigned int i;
+	void *buf;
 
 	for (i = 0; i < vn->max_nq; i++) {
 		while (virtqueue_detach_unused_buf(vn->qs[i].rvq))
@@ -474,22 +522,41 @@ static void zcnet_vnet_detach_all(struct zcnet_vnet *vn)
 		while (virtqueue_detach_unused_buf(vn->qs[i].svq))
 			;
 	}
+	/* A control command's buffer is ours (zcnet_vnet_command). */
+	while (vn->cvq && (buf = virtqueue_detach_unused_buf(vn->cvq)))
+		kfree(buf);
+	vn->cmd_lost = NULL;
 }
 
-/* Sends a control command and waits for the device's answer (process
- * context, before the device is registered): whether it said OK. */
+/* How long the device may take to answer a control command: it answers
+ * in microseconds, but one that never does must not hold the bind (or
+ * RTNL, under ethtool -L) for ever. */
+#define ZCNET_VNET_CMD_TIMEOUT (5 * HZ)
+
+/* Sends a control command and waits for the device's answer, at most
+ * ZCNET_VNET_CMD_TIMEOUT (process context; RTNL held or the device not
+ * registered yet, so one at a time): whether it said OK. */
 static bool zcnet_vnet_command(struct zcnet_vnet *vn, u8 class, u8 cmd,
 			       const void *data, unsigned int len)
 {
 	struct scatterlist hdr, out, in, *sgs[3];
 	struct virtio_net_ctrl_hdr *h;
+	unsigned long end;
 	unsigned int tmp;
-	void *buf;
+	void *buf, *done;
 	u8 *ack;
 	bool ok = false;
 
 	if (!vn->cvq)
 		return false;
+	if (vn->cmd_lost) {
+		/* Only once the device gave the late one back. */
+		done = virtqueue_get_buf(vn->cvq, &tmp);
+		if (!done)
+			return false;
+		kfree(done);
+		vn->cmd_lost = NULL;
+	}
 	/* The device reads and writes these: no stack memory. */
 	buf = kmalloc(sizeof(*h) + len + 1, GFP_KERNEL);
 	if (!buf)
@@ -506,14 +573,26 @@ static bool zcnet_vnet_command(struct zcnet_vnet *vn, u8 class, u8 cmd,
 	sgs[0] = &hdr;
 	sgs[1] = &out;
 	sgs[2] = &in;
-	if (virtqueue_add_sgs(vn->cvq, sgs, 2, 1, vn, GFP_KERNEL) == 0 && virtqueue_kick(vn->cvq)) {
-		while (!virtqueue_get_buf(vn->cvq, &tmp) && !virtqueue_is_broken(vn->cvq)) {
-			cond_resched();
-			cpu_relax();
-		}
-		ok = *ack == VIRTIO_NET_OK;
+	if (virtqueue_add_sgs(vn->cvq, sgs, 2, 1, buf, GFP_KERNEL)) {
+		kfree(buf);
+		return false;
 	}
-	kfree(buf);
+	end = jiffies + ZCNET_VNET_CMD_TIMEOUT;
+	virtqueue_kick(vn->cvq);
+	while (!(done = virtqueue_get_buf(vn->cvq, &tmp))) {
+		if (virtqueue_is_broken(vn->cvq) || time_after(jiffies, end)) {
+			dev_warn(&vn->vdev->dev, "%s: no answer from the device to control command %u.%u\n",
+				 KBUILD_MODNAME, class, cmd);
+			vn->cmd_lost = buf;
+			return false;
+		}
+		cond_resched();
+		cpu_relax();
+	}
+	ok = done == buf && *ack == VIRTIO_NET_OK;
+	kfree(done);
+	if (done != buf)
+		vn->cmd_lost = buf;
 	return ok;
 }
 
@@ -576,13 +655,54 @@ static void zcnet_vnet_steer(struct zcnet_vnet *vn)
 	}
 }
 
+/*
+ * The device's virtqueues: 2i and 2i + 1 for each of its queue pairs i, then
+ * the control virtqueue at 2 * (the pairs it offers). virtio_find_vqs()
+ * numbers them in order, so every pair's queues are found (as virtio_net
+ * does), those of pairs past ZCNET_VNET_MAX_QUEUES with no callback and
+ * never used, so that the control queue is the device's own and not
+ * another pair's receive queue.
+ */
+static int zcnet_vnet_find_vqs(struct zcnet_vnet *vn, unsigned int dev_nq, bool ctrl)
+{
+	unsigned int nvq = 2 * dev_nq + ctrl, i;
+	struct virtqueue_info *info;
+	struct virtqueue **vqs;
+	int err = -ENOMEM;
+
+	info = kcalloc(nvq, sizeof(*info), GFP_KERNEL);
+	vqs = kcalloc(nvq, sizeof(*vqs), GFP_KERNEL);
+	if (!info || !vqs)
+		goto out;
+	for (i = 0; i < 2 * dev_nq; i++) {
+		if (i / 2 >= vn->max_nq)
+			info[i] = (struct virtqueue_info){ i % 2 ? "output.unused" : "input.unused" };
+		else
+			info[i] = (struct virtqueue_info){
+				i % 2 ? vn->qs[i / 2].sname : vn->qs[i / 2].rname,
+				zcnet_vnet_vq_done };
+	}
+	if (ctrl)
+		info[2 * dev_nq] = (struct virtqueue_info){ "control" };
+	err = virtio_find_vqs(vn->vdev, nvq, vqs, info, NULL);
+	if (err)
+		goto out;
+	for (i = 0; i < vn->max_nq; i++) {
+		vn->qs[i].rvq = vqs[2 * i];
+		vn->qs[i].svq = vqs[2 * i + 1];
+	}
+	vn->cvq = ctrl ? vqs[2 * dev_nq] : NULL;
+out:
+	kfree(vqs);
+	kfree(info);
+	return err;
+}
+
 static int zcnet_vnet_probe(struct virtio_device *vdev)
 {
-	struct virtqueue_info info[2 * ZCNET_VNET_MAX_QUEUES + 1] = {};
-	struct virtqueue *vqs[2 * ZCNET_VNET_MAX_QUEUES + 1];
 	struct net_device *dev;
 	struct zcnet_vnet *vn;
-	unsigned int max_nq = 1, i, nvq;
+	unsigned int dev_nq = 1, max_nq, i;
 	bool ctrl;
 	void *state;
 	int err;
@@ -595,9 +715,10 @@ static int zcnet_vnet_probe(struct virtio_device *vdev)
 	}
 	ctrl = virtio_has_feature(vdev, VIRTIO_NET_F_CTRL_VQ);
 	if (ctrl && virtio_has_feature(vdev, VIRTIO_NET_F_MQ))
-		max_nq = clamp_t(unsigned int,
+		dev_nq = clamp_t(unsigned int,
 				 virtio_cread16(vdev, offsetof(struct virtio_net_config, max_virtqueue_pairs)),
-				 1, ZCNET_VNET_MAX_QUEUES);
+				 VIRTIO_NET_CTRL_MQ_VQ_PAIRS_MIN, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_MAX);
+	max_nq = min_t(unsigned int, dev_nq, ZCNET_VNET_MAX_QUEUES);
 	dev = alloc_etherdev_mq(sizeof(*vn), max_nq);
 	if (!dev)
 		return -ENOMEM;
@@ -626,20 +747,10 @@ static int zcnet_vnet_probe(struct virtio_device *vdev)
 		q->idx = i;
 		snprintf(q->rname, sizeof(q->rname), "input.%u", i);
 		snprintf(q->sname, sizeof(q->sname), "output.%u", i);
-		info[2 * i] = (struct virtqueue_info){ q->rname, zcnet_vnet_vq_done };
-		info[2 * i + 1] = (struct virtqueue_info){ q->sname, zcnet_vnet_vq_done };
 	}
-	nvq = 2 * max_nq;
-	if (ctrl)
-		info[nvq++] = (struct virtqueue_info){ "control", NULL };
-	err = virtio_find_vqs(vdev, nvq, vqs, info, NULL);
+	err = zcnet_vnet_find_vqs(vn, dev_nq, ctrl);
 	if (err)
 		goto free;
-	for (i = 0; i < max_nq; i++) {
-		vn->qs[i].rvq = vqs[2 * i];
-		vn->qs[i].svq = vqs[2 * i + 1];
-	}
-	vn->cvq = ctrl ? vqs[2 * max_nq] : NULL;
 	vn->timer = zcnet_helper_timer_new(zcnet_vnet_timer_fn, vn);
 	if (!vn->timer) {
 		err = -ENOMEM;
@@ -984,7 +1095,9 @@ void zcnet_helper_vnet_tx_stop(struct zcnet_vnet *vn, unsigned int q)
 
 void zcnet_helper_vnet_tx_wake(struct zcnet_vnet *vn, unsigned int q)
 {
-	if (__netif_subqueue_stopped(vn->dev, q))
+	/* Not while paused: ndo_start_xmit must not run while the rings
+	 * change (zcnet_vnet_pause). */
+	if (!READ_ONCE(vn->resizing) && __netif_subqueue_stopped(vn->dev, q))
 		netif_wake_subqueue(vn->dev, q);
 }
 

@@ -21,7 +21,7 @@ struct zcnet_vnet;
 
 /* Bytes of the virtio-net header in front of every frame (virtio 1.0). */
 #define ZCNET_VNET_HDR_LEN 12
-/* Queue pairs used at most. */
+/* Queue pairs used at most (a device offering more binds and uses these). */
 #define ZCNET_VNET_MAX_QUEUES 8
 /*
  * Transmit descriptors a packet of len bytes needs free before the front
@@ -79,8 +79,10 @@ struct zcnet_vnet_ops {
 	/* SIOCDEVPRIVATE + cmd (RTNL held), with the request's user pointer. */
 	int (*ioctl)(void *state, unsigned int cmd, void __user *arg);
 	/* ethtool -G: a buffer posted on queue pair q's receive or transmit
-	 * ring (its token) is taken back unused while the ring is resized
-	 * (RTNL held, the device stopped). */
+	 * ring (its token) is taken back unused while the ring is resized;
+	 * ethtool -L: a transmit ring's, while the ring of a pair no longer
+	 * in use is reset. RTNL held, the device paused (no NAPI, no
+	 * transmit, no timer). */
 	void (*recycle_rx)(void *state, unsigned int q, unsigned long token);
 	void (*recycle_tx)(void *state, unsigned int q, unsigned long token);
 };
@@ -90,12 +92,14 @@ int zcnet_helper_vnet_register(const char *name, const struct zcnet_vnet_ops *op
 void zcnet_helper_vnet_unregister(void);
 
 /* The device's net_device, its queue pairs in use (each queue pair q below
- * is one of them) and the size of its rings. */
+ * is one of them), the most it may use (ethtool -L; at most
+ * ZCNET_VNET_MAX_QUEUES, whatever the device offers) and the size of its
+ * rings. */
 struct net_device *zcnet_helper_vnet_netdev(struct zcnet_vnet *vn);
 unsigned int zcnet_helper_vnet_queues(struct zcnet_vnet *vn);
+unsigned int zcnet_helper_vnet_max_queues(struct zcnet_vnet *vn);
 /* True when the device steers IPv4 fragments (and whatever else it does not
  * classify) to queue pair 0 and the rest to the others (RSS). */
-unsigned int zcnet_helper_vnet_max_queues(struct zcnet_vnet *vn);
 bool zcnet_helper_vnet_steered(struct zcnet_vnet *vn);
 unsigned int zcnet_helper_vnet_rx_size(struct zcnet_vnet *vn);
 unsigned int zcnet_helper_vnet_tx_size(struct zcnet_vnet *vn);

@@ -240,6 +240,23 @@ impl FragPlan {
         }
     }
 
+    /// The plan zcfrag's transmit uses for a datagram that is not yet a
+    /// fragment: [`FragPlan::new`], [`padded`](FragPlan::padded) to the
+    /// fragment count of a page train (`train_payload` bytes of IP payload)
+    /// at the same MTU.
+    pub fn train(
+        header_len: usize,
+        payload_len: usize,
+        mtu: usize,
+        train_payload: usize,
+    ) -> Option<Self> {
+        let plan = Self::new(header_len, payload_len, mtu)?;
+        Some(match Self::new(header_len, train_payload, mtu) {
+            Some(train) => plan.padded(train.count()),
+            None => plan,
+        })
+    }
+
     /// Fragments the payload needs.
     fn natural_count(&self) -> usize {
         if self.payload_len == 0 {
@@ -273,11 +290,16 @@ impl FragPlan {
                 mf,
             });
         }
-        // The last natural fragment's payload, in `pieces` (1 unpadded).
+        // The last natural fragment's payload, in `pieces` (1 unpadded):
+        // every piece but the last an equal share rounded down to 8 bytes,
+        // and at least 8 (a share below 8 would be an empty fragment, which
+        // makes a receiver drop the whole datagram); `padded` only splits a
+        // fragment that has more than 8 bytes for each piece but the last,
+        // so the last piece keeps at least one byte.
         let start = (natural - 1) * self.per_frag;
         let rest = self.payload_len - start;
         let pieces = self.count - natural + 1;
-        let q = rest / pieces / FRAG_UNIT * FRAG_UNIT;
+        let q = (rest / pieces / FRAG_UNIT * FRAG_UNIT).max(FRAG_UNIT);
         let j = i + 1 - natural;
         let (offset, len) = if pieces == 1 {
             (start, rest)
@@ -402,7 +424,9 @@ mod tests {
 
     #[test]
     fn padded_plan_covers_payload_in_train_fragments() {
-        for len in [1481, 1488, 1500, 2000, 2959, 2960, 2961, 4128, 100, 1480] {
+        for len in [
+            1481, 1488, 1489, 1495, 1496, 1500, 2000, 2959, 2960, 2961, 4128, 100, 1480,
+        ] {
             let p = FragPlan::new(20, len, 1500).unwrap();
             let q = p.padded(3);
             let natural = p.count();
@@ -451,5 +475,75 @@ mod tests {
         }
         assert_eq!(FragPlan::new(20, 65516, 1500), None);
         assert_eq!(FragPlan::new(20, 100, 27), None);
+    }
+
+    /// Why `plan` is not a valid way to send `payload` bytes behind a
+    /// `hl`-byte header on a link of `mtu` bytes: a fragment is empty, an
+    /// offset is not a multiple of 8, a fragment does not fit the MTU, MF is
+    /// wrong, or the fragments do not cover the payload exactly once.
+    fn plan_fault(p: &FragPlan, hl: usize, payload: usize, mtu: usize) -> Option<&'static str> {
+        let mut next = 0;
+        let mut seen = 0;
+        for (i, f) in p.iter().enumerate() {
+            seen += 1;
+            if f.len == 0 && payload != 0 {
+                return Some("empty fragment");
+            }
+            if f.offset != next {
+                return Some("gap or overlap");
+            }
+            if f.offset % FRAG_UNIT != 0 {
+                return Some("offset not a multiple of 8");
+            }
+            if hl + f.len > mtu {
+                return Some("fragment over the MTU");
+            }
+            if f.mf != (i + 1 < p.count()) {
+                return Some("MF wrong");
+            }
+            next += f.len;
+        }
+        if seen != p.count() || seen == 0 {
+            return Some("count wrong");
+        }
+        if next != payload {
+            return Some("payload not covered exactly");
+        }
+        None
+    }
+
+    /// Every IP payload of a page MTU (1..=4128) at every wire MTU the
+    /// devices accept up to the native one's largest (68..=4198), cut as
+    /// zcfrag's transmit cuts it (padded to a page train), and at every
+    /// train length at the MTUs users run: each plan valid.
+    #[test]
+    fn every_train_plan_is_valid() {
+        const TRAIN_PAYLOAD: usize = 32 + 4096;
+        let mut bad = 0usize;
+        let mut first = None;
+        for mtu in 68..=4198usize {
+            for payload in 1..=TRAIN_PAYLOAD {
+                let p = FragPlan::train(20, payload, mtu, TRAIN_PAYLOAD).unwrap();
+                if let Some(why) = plan_fault(&p, 20, payload, mtu) {
+                    bad += 1;
+                    first.get_or_insert((mtu, payload, why));
+                }
+            }
+        }
+        for mtu in [68usize, 576, 1000, 1280, 1500, 2000, 3000, 4198] {
+            for train in 1..=16 {
+                for payload in 1..=TRAIN_PAYLOAD {
+                    let p = FragPlan::new(20, payload, mtu).unwrap().padded(train);
+                    if let Some(why) = plan_fault(&p, 20, payload, mtu) {
+                        bad += 1;
+                        first.get_or_insert((mtu, payload, why));
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            bad, 0,
+            "bad plans, the first (mtu, payload, fault): {first:?}"
+        );
     }
 }

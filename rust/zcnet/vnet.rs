@@ -950,9 +950,9 @@ impl<T: Driver> Registration<T> {
 
     /// # Safety
     ///
-    /// `ethtool -G` on a bound device (RTNL held, NAPI off, no transmit):
-    /// `token` names a chain of queue pair `q`'s receive ring the device
-    /// gave back unused.
+    /// `ethtool -G` or `-L` on a bound device (RTNL held, NAPI off, no
+    /// transmit): `token` names a chain of queue pair `q`'s receive ring
+    /// the device gave back unused.
     unsafe extern "C" fn recycle_rx_cb(state: *mut ffi::c_void, q: u32, token: ffi::c_ulong) {
         // SAFETY: The device is bound.
         let d = unsafe { Self::dev(state) };
@@ -979,7 +979,12 @@ impl<T: Driver> Registration<T> {
         };
         let skb = {
             let _bh = BhGuard::new();
-            qp.tx.lock().recycle(token)
+            // The guard is a named local, dropped before `_bh`: the lock
+            // must be free before bottom halves are enabled again, which
+            // may run a transmit that takes it (a temporary in the block's
+            // tail expression would outlive `_bh` in Rust 2021).
+            let mut tx = qp.tx.lock();
+            tx.recycle(token)
         };
         // Freed as dropped (not sent).
         drop(skb);

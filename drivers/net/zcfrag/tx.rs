@@ -94,15 +94,16 @@ impl ZcFrag {
             return self.drop_tx(c::TX_DROP_MALFORMED, skb);
         }
         let mtu = port.wire_mtu() as usize;
-        let Some(plan) = ipv4::FragPlan::new(hl, payload, mtu) else {
-            return self.drop_tx(c::TX_DROP_MALFORMED, skb);
-        };
         // A packet shorter than a page train leaves as one anyway (its last
         // fragment split): a receiver speculating on page trains, first in
         // first out, stays in step (the native front end's receive chains).
-        let plan = match ipv4::FragPlan::new(hl, TRAIN_PAYLOAD, mtu) {
-            Some(page) if !ip.is_fragment() => plan.padded(page.count()),
-            _ => plan,
+        let plan = if ip.is_fragment() {
+            ipv4::FragPlan::new(hl, payload, mtu)
+        } else {
+            ipv4::FragPlan::train(hl, payload, mtu, TRAIN_PAYLOAD)
+        };
+        let Some(plan) = plan else {
+            return self.drop_tx(c::TX_DROP_MALFORMED, skb);
         };
         // A packet that is already a fragment (the stack fragmented it at this
         // device's MTU) keeps its ID: its siblings carry the same one. Any

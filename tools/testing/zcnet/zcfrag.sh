@@ -76,6 +76,19 @@ udp_xfer b a "$ZC_IP_A" 200 4000 "UDP 200 x 4000 B unmodified stack -> zcfrag"
 r=$(stat a zf0 rx_ipv4_fragments)
 [ "${r:-0}" -ge 600 ] && t_ok "rx_ipv4_fragments counts the stack's fragments ($r)" || t_fail "rx_ipv4_fragments counts the stack's fragments" "got $r"
 
+# --- every boundary of the fragment plan, against the unmodified stack ---
+# IP payloads around each place where the plan changes shape, at three
+# lower MTUs: an empty fragment made Linux drop the whole datagram, so UDP
+# lost those sizes and TCP stalled on them (issue 44). vb's MTU lets b
+# advertise an MSS of a page.
+ip -n b link set vb mtu 4148
+for m in 576 1280 1500; do
+  ip -n a link set va mtu $m
+  frag_sizes a b "$ZC_IP_B" $m "zcfrag -> unmodified stack"
+done
+ip -n a link set va mtu 1500
+ip -n b link set vb mtu 1500
+
 # --- zcfrag <-> zcfrag: 4096-byte TCP segments travel as 3 fragments ---
 t_run "zf1 on vb" ip -n b link add zf1 link vb type zcfrag
 ip -n b addr flush dev vb
