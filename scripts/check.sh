@@ -178,9 +178,10 @@ fi
 # guest [--solo] SUITE TOPO [ARGS]: queues a KTAP suite for a guest; its
 # results count one by one, and the run itself (exit status, kernel log)
 # counts as one more. TOPO virtio2-tap is virtio2 on the tap wire
-# (multiqueue NICs with RSS), skipped where the host cannot make taps (not
-# root, no /dev/net/tun). --solo: the run has the host to itself (see
-# GUEST_JOBS). run_guests runs the queue.
+# (multiqueue NICs with RSS; virtio2-tap16: 16 queue pairs a NIC),
+# skipped where the host cannot make taps (not root, no /dev/net/tun).
+# --solo: the run has the host to itself (see GUEST_JOBS). run_guests runs
+# the queue.
 QUEUE=()
 guest() {
   local mode=lane
@@ -189,7 +190,7 @@ guest() {
   # SUITES="a b ..." runs only those suites (e.g. on the debug kernel).
   case " ${SUITES:-$suite} " in *" $suite "*) ;; *) return ;; esac
   case " ${TOPOS:-$topo} " in *" $topo "*) ;; *) return ;; esac
-  if [ "$topo" = virtio2-tap ] && { [ "$(id -u)" != 0 ] || [ ! -c /dev/net/tun ]; }; then
+  if [ "${topo#virtio2-tap}" != "$topo" ] && { [ "$(id -u)" != 0 ] || [ ! -c /dev/net/tun ]; }; then
     echo "SKIP $suite-$topo: the tap wire needs root and /dev/net/tun on the host"
     skipped=$((skipped + 1)); return
   fi
@@ -201,7 +202,10 @@ guest() {
 guest_run() {
   local suite=$1 topo=$2; shift 2
   local name="$suite-$topo" log="$OUT/$suite-$topo.log" rc s0 wire=() p=0 f=0 s=0 l
-  [ "$topo" = virtio2-tap ] && topo=virtio2 wire=(--wire tap)
+  case "$topo" in
+    virtio2-tap) topo=virtio2 wire=(--wire tap) ;;
+    virtio2-tap16) topo=virtio2 wire=(--wire tap --queues 16) ;;
+  esac
   s0=$(date +%s)
   scripts/run-guest.sh --topo "$topo" "${wire[@]}" --timeout "$GUEST_TIMEOUT" --log "$log" "tools/testing/zcnet/$suite.sh" "$@" 2>"$OUT/$name.runner"; rc=$?
   local logs=("$log")
@@ -254,6 +258,8 @@ guest --solo zcddp veth
 # so that the two lanes end close together.
 guest zcfrag-native virtio2
 guest zcfrag-native virtio2-tap
+# A device with 16 queue pairs, more than the front end uses (issue 44).
+guest zcfrag-native-mq virtio2-tap16
 guest zcsock virtio2
 guest zcfrag virtio2
 guest zcfrag-unload veth
