@@ -304,6 +304,12 @@ pub(crate) struct Qp {
     said: Option<(bool, bool)>,
 }
 
+/// Whether TCP may still hold pages of `mr`: lent and not reported done
+/// (`lent`), or the payload of the FPDU on its way (`zc`).
+fn tcp_holds(lent: &[Lent], zc: Option<&ZcPayload>, mr: &Arc<Mr>) -> bool {
+    lent.iter().any(|l| Arc::ptr_eq(&l.mr, mr)) || zc.is_some_and(|z| Arc::ptr_eq(&z.mr, mr))
+}
+
 /// How a segment failed: the Terminate to send.
 struct Fault(TermCode);
 
@@ -488,9 +494,12 @@ impl Qp {
         if access & !all != 0 || len == 0 || len > isize::MAX as u64 {
             return Err(EINVAL);
         }
-        // Dead registrations go first (their pages once TCP lets them go:
-        // `lent` holds them); then the limit.
-        self.regions.retain(|r| r.valid);
+        // Dead registrations go first, but not one whose pages TCP still
+        // holds: its ZCDDP_DEREG_MR is repeated until TCP let go (and must
+        // not find the STag unknown meanwhile). Then the limit.
+        let (lent, zc) = (&self.lent, self.zc.as_ref());
+        self.regions
+            .retain(|r| r.valid || tcp_holds(lent, zc, &r.mr));
         if self.regions.len() >= uapi::MR_MAX {
             return Err(errno::enospc());
         }
@@ -554,7 +563,10 @@ impl Qp {
         }
         // The notifications that came meanwhile.
         self.reap(sk);
-        let held = self.regions.get(i).is_some_and(|r| self.tcp_holds(&r.mr));
+        let held = self
+            .regions
+            .get(i)
+            .is_some_and(|r| tcp_holds(&self.lent, self.zc.as_ref(), &r.mr));
         if held {
             return Ok(false);
         }
@@ -575,13 +587,6 @@ impl Qp {
             || self.orq.iter().any(|o| o.lkey == stag)
             || self.sq.iter().any(|w| w.lkey == stag)
             || self.irq.iter().any(|w| w.lkey == stag)
-    }
-
-    /// Whether TCP may still hold pages of `mr`: lent and not reported
-    /// done, or the payload of the FPDU on its way.
-    fn tcp_holds(&self, mr: &Arc<Mr>) -> bool {
-        self.lent.iter().any(|l| Arc::ptr_eq(&l.mr, mr))
-            || self.zc.as_ref().is_some_and(|z| Arc::ptr_eq(&z.mr, mr))
     }
 
     /// The registration bound to queued work (`serial`), still valid, with

@@ -1416,7 +1416,8 @@ t_run "zcddp reloaded with zctx=2 (Read Responses lent)" sh -c "rmmod zcddp && i
 # Read stalls with Read Response pages lent to TCP. ZCDDP_DEREG_MR waits up
 # to SO_SNDTIMEO (1 s) and fails with EBUSY, the pages still pinned and
 # counted; the peer reads on, the call is repeated and returns 0 once TCP
-# let go; only then does the application write 'Z' into the memory. The
+# let go (another registration made meanwhile does not drop it); only
+# then does the application write 'Z' into the memory. The
 # peer receives none of it. Before the fix: DEREG_MR returned at once, the
 # counter fell with it, and the peer read the 'Z' bytes TCP still held.
 ip netns exec a timeout $((90 * TS)) python3 -m zcddp_mem stall $PORT > /tmp/zm 2>&1

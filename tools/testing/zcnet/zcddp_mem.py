@@ -19,7 +19,8 @@ zcddp_peer's frames, both in this process.
                        reads on: "rread collided=C A=a L=l term=T"
   stall PORT           a peer's 1 MiB RDMA Read stalls with pages lent to
                        TCP (zctx=2); the application deregisters (SO_SNDTIMEO
-                       1 s), and once that returned 0 writes 'Z' into the
+                       1 s; EBUSY: registers another buffer, then calls
+                       again), and once that returned 0 writes 'Z' into the
                        memory; the peer reads on: "stall first=ERR
                        pinned_during=P dereg=ok A=a Z=z"
   bigreg PORT LEN      REG_MR of LEN bytes (far beyond RLIMIT_MEMLOCK): the
@@ -253,6 +254,10 @@ def stall(port):
         reader.start()
         final = "ok"
     else:
+        # Another registration meanwhile (dead ones are dropped then, but
+        # not this one: its STag stays known until the call returned 0).
+        other = mmap.mmap(-1, 4096)
+        reg(s, addr_of(other), 4096, ACC_LW)
         # The peer reads on; the call returns once TCP let go.
         reader.start()
         final = "EBUSY"
