@@ -34,6 +34,7 @@ use crate::wire::{
     zcids::ZcIds,
 };
 use crate::zcnet::ddp_mem::Mr;
+use crate::zcnet::helpers::random_u32;
 use crate::zcnet::netstat::NetRef;
 use crate::zcnet::ulp::{Locked, RxLocked};
 use kernel::prelude::*;
@@ -86,6 +87,11 @@ struct Wqe {
     /// The local bytes: a Send's or Write's source, a Read's sink, a Read
     /// Response's source (the peer named it).
     lkey: u32,
+    /// The registration `lkey` named when the work was checked (its
+    /// [`Region::serial`], never reused; 0: no payload): every FPDU's
+    /// payload comes from that registration, checked again as it leaves,
+    /// never from a later one that got the same STag.
+    src: u64,
     addr: u64,
     len: u32,
     /// The peer's STag and tagged offset: a Write's or Read's target, a
@@ -109,7 +115,11 @@ enum Mid {
 
 /// One registration of this connection.
 struct Region {
+    /// RFC 5040's STag: random, never that of a registration still listed.
     stag: u32,
+    /// This registration and no other, for the lifetime of the connection
+    /// (STags may recur; serials never do): what queued work is bound to.
+    serial: u64,
     base: u64,
     len: u64,
     access: u32,
@@ -122,8 +132,9 @@ struct Region {
 
 impl Drop for Region {
     fn drop(&mut self) {
+        // Its pages are uncounted (`ZcddpPinnedPages`) when they are
+        // unpinned: once the last holder of `mr` let it go.
         stat::add(self.net.net(), s::REGISTRATIONS, -1);
-        stat::add(self.net.net(), s::PINNED_PAGES, -(self.mr.pages() as i64));
     }
 }
 
@@ -146,6 +157,8 @@ struct ReadOut {
     addr: u64,
     len: u32,
     lkey: u32,
+    /// The sink registration (its [`Region::serial`]) checked at post time.
+    sink: u64,
     got: u32,
 }
 
@@ -155,6 +168,15 @@ struct ZcPayload {
     mr: Arc<Mr>,
     off: u64,
     left: usize,
+}
+
+/// A registration whose pages TCP holds (lent by `MSG_ZEROCOPY`): kept
+/// (pinned, and `ZCDDP_DEREG_MR` waits) until the kernel reports every
+/// notification id before `mark` done, when TCP freed the last skb
+/// holding its pages.
+struct Lent {
+    mr: Arc<Mr>,
+    mark: u32,
 }
 
 /// A Send or Write queue completion held back until the kernel is done
@@ -221,7 +243,10 @@ pub(crate) struct Qp {
     sq_signaled: usize,
     mid: Mid,
     regions: KVec<Region>,
-    next_key: u8,
+    /// The serial of the next registration (from 1).
+    next_serial: u64,
+    /// Registrations whose pages TCP holds, one entry each.
+    lent: KVec<Lent>,
     parser: Option<FpduParser>,
     fbuf: KVVec<u8>,
     stage: KVVec<u8>,
@@ -279,6 +304,12 @@ pub(crate) struct Qp {
     said: Option<(bool, bool)>,
 }
 
+/// Whether TCP may still hold pages of `mr`: lent and not reported done
+/// (`lent`), or the payload of the FPDU on its way (`zc`).
+fn tcp_holds(lent: &[Lent], zc: Option<&ZcPayload>, mr: &Arc<Mr>) -> bool {
+    lent.iter().any(|l| Arc::ptr_eq(&l.mr, mr)) || zc.is_some_and(|z| Arc::ptr_eq(&z.mr, mr))
+}
+
 /// How a segment failed: the Terminate to send.
 struct Fault(TermCode);
 
@@ -323,7 +354,8 @@ impl Qp {
             sq_signaled: 0,
             mid: Mid::None,
             regions: KVec::new(),
-            next_key: 0,
+            next_serial: 1,
+            lent: KVec::new(),
             parser: None,
             fbuf: KVVec::new(),
             stage: KVVec::new(),
@@ -462,26 +494,39 @@ impl Qp {
         if access & !all != 0 || len == 0 || len > isize::MAX as u64 {
             return Err(EINVAL);
         }
-        // Dead registrations go first; then the limit.
-        self.regions.retain(|r| r.valid);
+        // Dead registrations go first, but not one whose pages TCP still
+        // holds: its ZCDDP_DEREG_MR is repeated until TCP let go (and must
+        // not find the STag unknown meanwhile). Then the limit.
+        let (lent, zc) = (&self.lent, self.zc.as_ref());
+        self.regions
+            .retain(|r| r.valid || tcp_holds(lent, zc, &r.mr));
         if self.regions.len() >= uapi::MR_MAX {
             return Err(errno::enospc());
         }
         let write = access & (uapi::ACCESS_LOCAL_WRITE | uapi::ACCESS_REMOTE_WRITE) != 0;
-        let mr = Arc::new(Mr::pin(addr as usize, len as usize, write)?, GFP_KERNEL)?;
-        // STag: an index-free key; never 0 or 1 (the RTR's).
+        let net = sk.net();
+        let mr = Arc::new(
+            Mr::pin(addr as usize, len as usize, write, net, s::PINNED_PAGES)?,
+            GFP_KERNEL,
+        )?;
+        // The STag (RFC 5040 §4.1: index and key): random, so that a peer
+        // cannot guess another registration's from its own, and never
+        // that of a registration still listed (invalidated ones too). Work
+        // already queued is bound to the registration itself (`serial`),
+        // not to its STag, so a later registration given an old STag is
+        // never reached by it. Never 0 or 1 (the RTR's).
         let stag = loop {
-            self.next_key = self.next_key.wrapping_add(1);
-            let cand = ((addr as u32 >> 12) << 8 | u32::from(self.next_key)).wrapping_add(0x100);
-            if cand > 1 && !self.regions.iter().any(|r| r.stag == cand) {
+            let cand = random_u32();
+            if cand > 1 && !self.stag_named(cand) {
                 break cand;
             }
         };
-        let net = sk.net();
+        let serial = self.next_serial;
+        self.next_serial += 1;
         stat::add(net, s::REGISTRATIONS, 1);
-        stat::add(net, s::PINNED_PAGES, mr.pages() as i64);
         let region = Region {
             stag,
+            serial,
             base: addr,
             len,
             access,
@@ -494,8 +539,12 @@ impl Qp {
         Ok(stag)
     }
 
-    /// `ZCDDP_DEREG_MR`.
-    pub(crate) fn dereg_mr(&mut self, stag: u32) -> Result {
+    /// `ZCDDP_DEREG_MR`: the registration is invalidated at once (nothing
+    /// more is sent from it or placed into it; work bound to it fails);
+    /// it goes when TCP holds none of its pages any more. `Ok(true)` then;
+    /// `Ok(false)` while TCP still holds pages lent from it (the caller
+    /// waits for the kernel's notifications and calls again).
+    pub(crate) fn dereg_mr(&mut self, sk: &RxLocked<'_>, stag: u32) -> Result<bool> {
         let i = self
             .regions
             .iter()
@@ -509,17 +558,67 @@ impl Qp {
         if let Some(o) = self.ooo.as_mut() {
             o.forget();
         }
+        if let Some(r) = self.regions.get_mut(i) {
+            r.valid = false;
+        }
+        // The notifications that came meanwhile.
+        self.reap(sk);
+        let held = self
+            .regions
+            .get(i)
+            .is_some_and(|r| tcp_holds(&self.lent, self.zc.as_ref(), &r.mr));
+        if held {
+            return Ok(false);
+        }
         // Posted work naming it fails when it gets there.
-        self.regions.remove(i).map(drop).map_err(|_| EINVAL)
+        self.regions.remove(i).map(drop).map_err(|_| EINVAL)?;
+        Ok(true)
+    }
+
+    /// Whether `stag` is a listed registration's, or named by work still
+    /// queued (posted receives, Reads out, the send and inbound Read
+    /// queues): a new registration never gets it.
+    fn stag_named(&self, stag: u32) -> bool {
+        self.regions.iter().any(|r| r.stag == stag)
+            || self
+                .rq
+                .iter()
+                .any(|r| r.sge.iter().take(r.nsge).any(|e| e.lkey == stag))
+            || self.orq.iter().any(|o| o.lkey == stag)
+            || self.sq.iter().any(|w| w.lkey == stag)
+            || self.irq.iter().any(|w| w.lkey == stag)
+    }
+
+    /// The registration bound to queued work (`serial`), still valid, with
+    /// `need` access, holding `[addr, addr + len)`: its index and the
+    /// offset. Checked where the data leaves or lands, not only when the
+    /// work was queued: a registration deregistered or invalidated
+    /// meanwhile is not touched, and no other one is.
+    fn bound(&self, serial: u64, addr: u64, len: u32, need: u32) -> Option<(usize, u64)> {
+        self.checked(|r| r.serial == serial, addr, len, need)
+    }
+
+    /// The serial of registration `i`.
+    fn serial(&self, i: usize) -> u64 {
+        self.regions.get(i).map_or(0, |r| r.serial)
     }
 
     /// The local bytes `[addr, addr + len)` of registration `lkey`: its
     /// index and offset, checked (`need` access for writes into it).
     fn local(&self, lkey: u32, addr: u64, len: u32, need: u32) -> Option<(usize, u64)> {
-        let i = self
-            .regions
-            .iter()
-            .position(|r| r.stag == lkey && r.valid)?;
+        self.checked(|r| r.stag == lkey, addr, len, need)
+    }
+
+    /// The valid registration `pick` chooses, with `need` access, holding
+    /// `[addr, addr + len)`: its index and the offset.
+    fn checked(
+        &self,
+        pick: impl Fn(&Region) -> bool,
+        addr: u64,
+        len: u32,
+        need: u32,
+    ) -> Option<(usize, u64)> {
+        let i = self.regions.iter().position(|r| r.valid && pick(r))?;
         let r = self.regions.get(i)?;
         if r.access & need != need {
             return None;
@@ -609,6 +708,7 @@ impl Qp {
             rkey: w.rkey,
             raddr: w.raddr,
             inv_stag: w.inv_stag,
+            src: 0,
             msn: 0,
             done: 0,
         };
@@ -616,18 +716,17 @@ impl Qp {
             if self.orq.len() >= usize::from(self.ord) {
                 return Err(errno::enospc());
             }
-            if self
+            let (i, _) = self
                 .local(w.lkey, w.addr, w.len, uapi::ACCESS_LOCAL_WRITE)
-                .is_none()
-            {
-                return Err(EINVAL);
-            }
+                .ok_or(EINVAL)?;
+            let sink = self.serial(i);
             // Room was reserved at start-up (ORD entries).
             if !self.orq.push(ReadOut {
                 wr_id: w.wr_id,
                 addr: w.addr,
                 len: w.len,
                 lkey: w.lkey,
+                sink,
                 got: 0,
             }) {
                 return Err(errno::enospc());
@@ -635,8 +734,9 @@ impl Qp {
             q.msn = self.read_msn_out;
             self.read_msn_out = self.read_msn_out.wrapping_add(1);
         } else {
-            if w.len > 0 && self.local(w.lkey, w.addr, w.len, 0).is_none() {
-                return Err(EINVAL);
+            if w.len > 0 {
+                let (i, _) = self.local(w.lkey, w.addr, w.len, 0).ok_or(EINVAL)?;
+                q.src = self.serial(i);
             }
             if w.opcode != uapi::WR_WRITE {
                 q.msn = self.send_msn;
@@ -763,7 +863,8 @@ impl Qp {
         };
         let (mr, off, left) = (z.mr.clone(), z.off, z.left);
         let mut taken = None;
-        if self.zctx.as_ref().is_some_and(|i| i.room()) {
+        // Lent only when it can be followed until TCP lets go ([`Lent`]).
+        if self.zctx.as_ref().is_some_and(|i| i.room()) && self.lend_slot(&mr) {
             let mut r = sk.send_zc(&mr, off, left, true);
             if r.as_ref().is_err_and(|e| *e == errno::enobufs()) {
                 // The notifications queued hold socket option memory
@@ -776,6 +877,11 @@ impl Qp {
                     match (id, self.zctx.as_mut()) {
                         (Some(id), Some(ids)) => {
                             ids.sent(id, n as u32);
+                            let mark = ids.mark();
+                            if let Some(l) = self.lent.iter_mut().find(|l| Arc::ptr_eq(&l.mr, &mr))
+                            {
+                                l.mark = mark;
+                            }
                             self.counts.add(s::TX_BYTES_BY_REF, n as i64);
                         }
                         // No id: SOCK_ZEROCOPY was cleared (SO_ZEROCOPY 0),
@@ -812,6 +918,25 @@ impl Qp {
             }
         }
         Ok((n, n == offered))
+    }
+
+    /// Whether `mr` has its entry in [`Qp::lent`] (made now, as done so
+    /// far, when it had none): false when there is no memory for one (the
+    /// payload is then copied).
+    fn lend_slot(&mut self, mr: &Arc<Mr>) -> bool {
+        if self.lent.iter().any(|l| Arc::ptr_eq(&l.mr, mr)) {
+            return true;
+        }
+        let mark = self.zctx.as_ref().map_or(0, |z| z.mark());
+        self.lent
+            .push(
+                Lent {
+                    mr: mr.clone(),
+                    mark,
+                },
+                kernel::alloc::flags::GFP_ATOMIC | kernel::alloc::flags::__GFP_NOWARN,
+            )
+            .is_ok()
     }
 
     /// The FPDU in the transmit buffer is all TCP's: the completions it
@@ -877,6 +1002,9 @@ impl Qp {
                 stat::add(sk.net(), s::TX_ZC_COPIED_BY_KERNEL, bytes as i64);
             }
         }
+        // Registrations TCP let go of: unpinned now if nothing else holds
+        // them (their release is queued).
+        self.lent.retain(|l| !ids.done_before(l.mark));
         self.release_held();
     }
 
@@ -1015,7 +1143,9 @@ impl Qp {
             .and_then(|h| h.encode(&mut self.ulpdu))
             .ok_or(())?;
         if n > 0 {
-            let (i, at) = self.local(w.lkey, w.addr + off, n, 0).ok_or(())?;
+            let (i, at) = self
+                .bound(w.src, w.addr + off, n, Self::src_access(w))
+                .ok_or(())?;
             let chunk = self.ulpdu.get_mut(hl..hl + n as usize).ok_or(())?;
             self.regions
                 .get(i)
@@ -1025,6 +1155,17 @@ impl Qp {
                 .map_err(|_| ())?;
         }
         Ok((hl + n as usize, last))
+    }
+
+    /// The access the source of `w` needs as its bytes leave: a Read
+    /// Response's remote read (the peer's right to them), nothing more for
+    /// this side's own Sends and Writes.
+    fn src_access(w: &Wqe) -> u32 {
+        if w.op == OP_READ_RESP {
+            uapi::ACCESS_REMOTE_READ
+        } else {
+            0
+        }
     }
 
     /// The DDP/RDMAP header of the FPDU of `w` at message offset `off`.
@@ -1063,9 +1204,12 @@ impl Qp {
         let n = (w.len - w.done).min(self.tx_payload as u32);
         let last = w.done + n == w.len;
         let off = u64::from(w.done);
-        // The source, borrowed (a reference taken only to lend it).
+        // The source, borrowed (a reference taken only to lend it): the
+        // registration the work was checked against, checked again.
         let src = if n > 0 {
-            let (i, at) = self.local(w.lkey, w.addr + off, n, 0).ok_or(false)?;
+            let (i, at) = self
+                .bound(w.src, w.addr + off, n, Self::src_access(w))
+                .ok_or(false)?;
             Some((&self.regions.get(i).ok_or(false)?.mr, at))
         } else {
             None
@@ -1510,8 +1654,9 @@ impl Qp {
         let Some(head) = self.orq.front() else {
             return Err(Fault(TermCode::RDMAP_OPCODE));
         };
-        let (lkey, at, end) = (
+        let (lkey, sink, at, end) = (
             head.lkey,
+            head.sink,
             head.addr + u64::from(head.got),
             head.addr + u64::from(head.len),
         );
@@ -1523,8 +1668,11 @@ impl Qp {
             return Err(Fault(TermCode::DDP_T_BASE_BOUNDS));
         }
         if !data.is_empty() {
-            let (i, off) =
-                self.tagged(t.stag, t.to, data.len(), uapi::ACCESS_LOCAL_WRITE, false)?;
+            // Into the registration the Read was posted with, still valid.
+            let n = u32::try_from(data.len()).map_err(|_| Fault(TermCode::DDP_T_BASE_BOUNDS))?;
+            let (i, off) = self
+                .bound(sink, t.to, n, uapi::ACCESS_LOCAL_WRITE)
+                .ok_or(Fault(TermCode::DDP_T_INVALID_STAG))?;
             self.place(sk, i, off, data, true)?;
         }
         let got = if let Some(h) = self.orq.front_mut() {
@@ -1567,19 +1715,24 @@ impl Qp {
         let rr = seg
             .read_request()
             .ok_or(Fault(TermCode::RDMAP_OP_UNSPECIFIED))?;
-        if rr.size > 0 {
-            self.tagged(
+        // Bound to the registration checked here: its bytes, or none.
+        let src = if rr.size > 0 {
+            let (i, _) = self.tagged(
                 rr.src_stag,
                 rr.src_to,
                 rr.size as usize,
                 uapi::ACCESS_REMOTE_READ,
                 true,
             )?;
-        }
+            self.serial(i)
+        } else {
+            0
+        };
         // More Reads outstanding than IRD: siw's code for it.
         let resp = Wqe {
             op: OP_READ_RESP,
             lkey: rr.src_stag,
+            src,
             addr: rr.src_to,
             len: rr.size,
             rkey: rr.sink_stag,
@@ -1755,6 +1908,9 @@ impl Qp {
         self.cq.clear();
         self.ring = None;
         self.rq_ring = None;
+        // Lent pages stay referenced by TCP's skbs (no use after free);
+        // the pins go now, with the socket (zcddp.rst, "Threat model").
+        self.lent = KVec::new();
         self.regions.clear();
         self.live = false;
         self.fbuf = KVVec::new();

@@ -6,6 +6,7 @@
 
 use crate::conn::Ctx;
 use crate::uapi;
+use crate::zcnet::ddp_mem::LentWait;
 use crate::zcnet::ddp_sock::Deadline;
 use crate::zcnet::ulp::Locked;
 use kernel::{
@@ -30,15 +31,15 @@ pub(crate) fn call(sk: &Locked<'_>, ctx: &Ctx, name: i32, val: &[u8]) -> Result 
             let mut qp = ctx.qp(sk).ok_or(EAGAIN)?;
             let stag = qp.reg_mr(sk, r.addr, r.len, r.access)?;
             if let Err(e) = put_u32(r.stag_out, stag) {
-                // Nobody learns the STag: undo.
-                let _ = qp.dereg_mr(stag);
+                // Nobody learns the STag: undo (nothing was lent from it).
+                let _ = qp.dereg_mr(sk, stag);
                 return Err(e);
             }
             Ok(())
         }
         uapi::DEREG_MR => {
             let b: [u8; 4] = val.get(..4).and_then(|b| b.try_into().ok()).ok_or(EINVAL)?;
-            ctx.qp(sk).ok_or(EAGAIN)?.dereg_mr(u32::from_ne_bytes(b))
+            dereg(sk, ctx, u32::from_ne_bytes(b))
         }
         uapi::POST_RECV => {
             let r = uapi::Recv::parse(val).ok_or(EINVAL)?;
@@ -73,6 +74,40 @@ pub(crate) fn call(sk: &Locked<'_>, ctx: &Ctx, name: i32, val: &[u8]) -> Result 
             ctx.qp(sk).ok_or(EAGAIN)?.set_rq_ring(&r)
         }
         _ => Err(crate::errno::enoprotoopt()),
+    }
+}
+
+/// `ZCDDP_DEREG_MR`: the registration is invalidated at once; the call
+/// returns once TCP holds none of its pages (lent by zero-copy transmit:
+/// a Read Response's, a Send's or a Write's, not yet acknowledged by the
+/// peer and freed), so that nothing the application writes into that
+/// memory afterwards leaves the host. It waits for that as a blocking send
+/// waits for room: up to `SO_SNDTIMEO` (the lock released), then `EBUSY`;
+/// a signal ends the wait (`EINTR`). The registration stays invalid, and
+/// the call may be repeated.
+fn dereg(sk: &Locked<'_>, ctx: &Ctx, stag: u32) -> Result {
+    let mut w = LentWait::new(sk);
+    let mut first = true;
+    loop {
+        match ctx.qp(sk) {
+            Some(mut qp) => {
+                if qp.dereg_mr(sk, stag)? {
+                    return Ok(());
+                }
+            }
+            // Another thread is inside the data path.
+            None if first => return Err(EAGAIN),
+            None => {}
+        }
+        first = false;
+        // Whoever lets the data path go next (the work item that reaps the
+        // notification) wakes this wait; a notification wakes it anyway.
+        ctx.wake_me();
+        match w.wait(sk) {
+            Ok(()) => {}
+            Err(e) if e == ETIMEDOUT => return Err(EBUSY),
+            Err(e) => return Err(e),
+        }
     }
 }
 

@@ -24,6 +24,7 @@
 #include "../helpers/ddp_mem.h"
 #include "../helpers/ddp_sock.h"
 #include "../helpers/mapdev.h"
+#include "../helpers/memlock.h"
 #include "../helpers/netdev.h"
 #include "../helpers/netstat.h"
 #include "../helpers/page.h"

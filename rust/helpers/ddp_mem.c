@@ -15,10 +15,16 @@
 
 #include "ddp_mem.h"
 #include "ddp_sock.h"
+#include "memlock.h"
+#include "netstat.h"
 
 struct zcnet_ddp_mr {
 	struct work_struct release;
-	struct mm_struct *mm;
+	struct mm_struct *mm;		/* its pinned_vm counts the pages */
+	struct user_struct *user;	/* charged the pages (NULL: exempt) */
+	struct net *net;		/* counter pinned_idx counts the pages */
+	unsigned int pinned_idx;
+	bool write;			/* pinned writable, mapped writable */
 	void *vaddr;			/* the vmap of all pages, or NULL */
 	unsigned long first;		/* byte offset of the region in pages[0] */
 	size_t len;
@@ -47,36 +53,50 @@ static void zcnet_ddp_mr_free(struct work_struct *w)
 
 	if (mr->vaddr)
 		vunmap(mr->vaddr);
-	unpin_user_pages_dirty_lock(mr->pages, mr->npages, true);
-	account_locked_vm(mr->mm, mr->npages, false);
+	/*
+	 * Only what was pinned writable may have been written (placement
+	 * refuses the others, and their mapping is read-only): dirtying a
+	 * read-only pin would dirty page-cache folios of files the owner may
+	 * only read (and call a NULL ->dirty_folio on some file systems).
+	 */
+	unpin_user_pages_dirty_lock(mr->pages, mr->npages, mr->write);
+	zcnet_helper_memlock_uncharge(mr->user, mr->npages);
+	atomic64_sub(mr->npages, &mr->mm->pinned_vm);
+	/* Last: a counter at 0 means every page unpinned and uncharged. */
+	zcnet_helper_netstat_add(mr->net, mr->pinned_idx, -(long)mr->npages);
+	put_net(mr->net);
 	mmdrop(mr->mm);
 	kvfree(mr);
 }
 
-struct zcnet_ddp_mr *zcnet_helper_ddp_mr_pin(unsigned long uaddr, size_t len, bool write,
-					      int *err)
+unsigned long zcnet_helper_ddp_mr_span(unsigned long uaddr, size_t len)
 {
-	unsigned long start = uaddr & PAGE_MASK, end, npages, done = 0;
+	unsigned long end;
+
+	if (!len || check_add_overflow(uaddr, (unsigned long)len, &end) ||
+	    !access_ok((void __user *)uaddr, len) || PAGE_ALIGN(end) < end)
+		return 0;
+	return (PAGE_ALIGN(end) - (uaddr & PAGE_MASK)) >> PAGE_SHIFT;
+}
+
+struct zcnet_ddp_mr *zcnet_helper_ddp_mr_pin(unsigned long uaddr, size_t len, bool write,
+					      struct user_struct *user, struct net *net,
+					      unsigned int pinned_idx, int *err)
+{
+	unsigned long start = uaddr & PAGE_MASK, npages, done = 0;
 	struct mm_struct *mm = current->mm;
 	struct zcnet_ddp_mr *mr;
 	int r;
 
 	*err = -EINVAL;
-	if (!len || !mm || check_add_overflow(uaddr, (unsigned long)len, &end) ||
-	    !access_ok((void __user *)uaddr, len))
+	npages = zcnet_helper_ddp_mr_span(uaddr, len);
+	if (!npages || !mm)
 		return NULL;
-	npages = (PAGE_ALIGN(end) - start) >> PAGE_SHIFT;
-	if (npages > INT_MAX)
-		return NULL;
+	/* The caller charged npages (bounded by the machine's pages) first. */
 	*err = -ENOMEM;
-	mr = kvzalloc(struct_size(mr, pages, npages), GFP_KERNEL);
+	mr = kvzalloc(struct_size(mr, pages, npages), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!mr)
 		return NULL;
-	r = account_locked_vm(mm, npages, true);
-	if (r) {
-		*err = r;
-		goto free;
-	}
 	while (done < npages) {
 		r = pin_user_pages_fast(start + done * PAGE_SIZE,
 					min_t(unsigned long, npages - done, 512),
@@ -84,23 +104,27 @@ struct zcnet_ddp_mr *zcnet_helper_ddp_mr_pin(unsigned long uaddr, size_t len, bo
 		if (r <= 0) {
 			*err = r ? r : -EFAULT;
 			unpin_user_pages(mr->pages, done);
-			account_locked_vm(mm, npages, false);
-			goto free;
+			kvfree(mr);
+			return NULL;
 		}
 		done += r;
 	}
 	mmgrab(mm);
+	atomic64_add(npages, &mm->pinned_vm);
 	mr->mm = mm;
+	mr->user = user;
+	mr->net = get_net(net);
+	mr->pinned_idx = pinned_idx;
+	zcnet_helper_netstat_add(net, pinned_idx, npages);
+	mr->write = write;
 	mr->first = uaddr - start;
 	mr->len = len;
 	mr->npages = npages;
-	mr->vaddr = vmap(mr->pages, npages, VM_MAP, PAGE_KERNEL);
+	/* Read-only pins are mapped read-only: a stray store faults. */
+	mr->vaddr = vmap(mr->pages, npages, VM_MAP, write ? PAGE_KERNEL : PAGE_KERNEL_RO);
 	INIT_WORK(&mr->release, zcnet_ddp_mr_free);
 	*err = 0;
 	return mr;
-free:
-	kvfree(mr);
-	return NULL;
 }
 
 void *zcnet_helper_ddp_mr_base(const struct zcnet_ddp_mr *mr, u64 *len)
@@ -122,6 +146,8 @@ int zcnet_helper_ddp_mr_copy(struct zcnet_ddp_mr *mr, u64 off, void *buf, size_t
 
 	if (off > mr->len || len > mr->len - off)
 		return -EINVAL;
+	if (to_mr && !mr->write)
+		return -EPERM;
 	pos = mr->first + off;
 	if (mr->vaddr) {
 		if (to_mr)
@@ -181,8 +207,11 @@ int zcnet_helper_ddp_mr_load_u32(struct zcnet_ddp_mr *mr, u64 off, u32 *val)
 int zcnet_helper_ddp_mr_store_u32(struct zcnet_ddp_mr *mr, u64 off, u32 val)
 {
 	void *page;
-	u32 *w = zcnet_ddp_mr_word(mr, off, &page);
+	u32 *w;
 
+	if (!mr->write)
+		return -EPERM;
+	w = zcnet_ddp_mr_word(mr, off, &page);
 	if (!w)
 		return -EINVAL;
 	smp_store_release(w, val);
@@ -261,6 +290,27 @@ int zcnet_helper_ddp_send_zc(struct sock *sk, struct zcnet_ddp_mr *mr, u64 off, 
 	return r;
 }
 
+long zcnet_helper_ddp_lent_timeo(struct sock *sk)
+{
+	return READ_ONCE(sk->sk_sndtimeo);
+}
+
+int zcnet_helper_ddp_lent_wait(struct sock *sk, long *timeo)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+
+	if (*timeo <= 0)
+		return -ETIMEDOUT;
+	if (signal_pending(current))
+		return sock_intr_errno(*timeo);
+	add_wait_queue(sk_sleep(sk), &wait);
+	/* A notification queued meanwhile (the kernel queues it, then calls
+	 * sk_error_report, which wakes this wait) ends it at once. */
+	sk_wait_event(sk, timeo, !skb_queue_empty_lockless(&sk->sk_error_queue), &wait);
+	remove_wait_queue(sk_sleep(sk), &wait);
+	return 0;
+}
+
 void zcnet_helper_ddp_mr_release(struct zcnet_ddp_mr *mr)
 {
 	queue_work(zcnet_ddp_wq, &mr->release);
@@ -302,6 +352,8 @@ int zcnet_helper_ddp_mr_from_queue(struct zcnet_ddp_mr *mr, u64 off, struct sock
 
 	if (off > mr->len || len > mr->len - off)
 		return -EINVAL;
+	if (!mr->write)
+		return -EPERM;
 	return zcnet_ddp_queue_walk(sk, qoff, len, zcnet_ddp_fill_piece, &f);
 }
 
@@ -314,6 +366,8 @@ int zcnet_helper_ddp_mr_from_ofo(struct zcnet_ddp_mr *mr, u64 off, struct sock *
 
 	if (off > mr->len || len > mr->len - off || len > INT_MAX)
 		return -EINVAL;
+	if (!mr->write)
+		return -EPERM;
 	skb = zcnet_ddp_ofo_span(sk, seq, len, &o);
 	if (!skb)
 		return -ENODATA;

@@ -1,31 +1,44 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Registered memory for zcddp (Balaji §4.4.1): user pages pinned with
- * pin_user_pages_fast(FOLL_LONGTERM), charged to the owner's RLIMIT_MEMLOCK
- * (account_locked_vm), and mapped into the kernel once, at registration
- * (vmap), so that placing or sending stores only an offset; where vmap
- * fails each access maps its page (kmap_local_page). Released from a
- * workqueue (unpinning and uncharging sleep; a socket may be destroyed in
- * softirq), which zcnet_helper_ddp_mem_fini() drains.
+ * pin_user_pages_fast(FOLL_LONGTERM) (writable only for a registration
+ * with write access), charged to the owner's user against RLIMIT_MEMLOCK
+ * (memlock.h, before anything is allocated) and to its mm's pinned_vm, and
+ * mapped into the kernel once, at registration (vmap; read-only for a
+ * read-only pin), so that placing or sending stores only an offset; where
+ * vmap fails each access maps its page (kmap_local_page). Stores into a
+ * read-only registration are refused (-EPERM). Released from a workqueue
+ * (unpinning and uncharging sleep; a socket may be destroyed in softirq),
+ * which zcnet_helper_ddp_mem_fini() drains: only writable pins are
+ * released dirty, and the namespace's pinned-pages counter falls when the
+ * pages are unpinned, not before.
  */
 #ifndef ZCNET_DDP_MEM_H
 #define ZCNET_DDP_MEM_H
 
 #include <linux/types.h>
 
+struct net;
 struct sock;
+struct user_struct;
 struct zcnet_ddp_mr;
 
 /* Module init / exit: the release workqueue. */
 int zcnet_helper_ddp_mem_init(void);
 void zcnet_helper_ddp_mem_fini(void);
+/* The pages [uaddr, uaddr + len) spans, or 0 when it is no user range. */
+unsigned long zcnet_helper_ddp_mr_span(unsigned long uaddr, size_t len);
 /*
  * Pins the pages of [uaddr, uaddr + len) of the calling process (writable
- * when write), charges them to RLIMIT_MEMLOCK: the registration, or NULL
- * with *err (-ENOMEM over the limit or without memory, -EFAULT, -EINVAL).
+ * when write), their number (zcnet_helper_ddp_mr_span()) charged to user
+ * by the caller (zcnet_helper_memlock_charge()): the registration, which
+ * then owns the charge and adds the pages to counter pinned_idx of net
+ * until they are unpinned; or NULL with *err (-ENOMEM, -EFAULT, -EINVAL),
+ * the charge still the caller's.
  */
 struct zcnet_ddp_mr *zcnet_helper_ddp_mr_pin(unsigned long uaddr, size_t len, bool write,
-					      int *err);
+					      struct user_struct *user, struct net *net,
+					      unsigned int pinned_idx, int *err);
 /* The kernel address of the registration's first byte in its vmap, or
  * NULL without one (mapped until the release); *len its length. */
 void *zcnet_helper_ddp_mr_base(const struct zcnet_ddp_mr *mr, u64 *len);
@@ -59,7 +72,16 @@ int zcnet_helper_ddp_mr_crc32c(struct zcnet_ddp_mr *mr, u64 off, size_t len, u32
  */
 int zcnet_helper_ddp_send_zc(struct sock *sk, struct zcnet_ddp_mr *mr, u64 off, size_t len,
 			     bool more, u32 *id, bool *used);
-/* Queues the release: unmapped, unpinned (pages dirtied), uncharged, freed. */
+/* How long ZCDDP_DEREG_MR waits for TCP to give back lent pages: sk's
+ * send timeout (SO_SNDTIMEO), in jiffies. */
+long zcnet_helper_ddp_lent_timeo(struct sock *sk);
+/* Sleeps (sk locked; released meanwhile) until a wake-up of sk, such as
+ * the one of a MSG_ZEROCOPY notification, or until *timeo (jiffies,
+ * decremented) runs out: 0, -ETIMEDOUT (out of time before it slept),
+ * -EINTR / -ERESTARTSYS (a signal). */
+int zcnet_helper_ddp_lent_wait(struct sock *sk, long *timeo);
+/* Queues the release: unmapped, unpinned (dirtied when pinned writable),
+ * uncounted, uncharged, freed. */
 void zcnet_helper_ddp_mr_release(struct zcnet_ddp_mr *mr);
 /* Copies len bytes of sk's stream (locked), from qoff bytes past copied_seq,
  * out of TCP's receive queue into the registration at byte off: the one copy

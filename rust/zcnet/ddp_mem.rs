@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Registered memory (Balaji §4.4.1): user pages pinned long-term, charged
-//! to `RLIMIT_MEMLOCK`, mapped into the kernel once at registration, and
-//! released from a workqueue ([`ReleaseQueue`], which the module owns and
-//! drains on unload).
+//! Registered memory (Balaji §4.4.1): user pages pinned long-term (writable
+//! only with write access), charged to the user's `RLIMIT_MEMLOCK`
+//! ([`MemlockCharge`], before anything is allocated), mapped into the kernel
+//! once at registration (read-only without write access), and released
+//! from a workqueue ([`ReleaseQueue`], which the module owns and drains on
+//! unload), where the pages are unpinned (dirtied only when writable) and
+//! uncounted.
 //!
 //! C header: [`rust/helpers/ddp_mem.h`](../helpers/ddp_mem.h)
 
 use super::errno::to_result;
 use super::ext;
-use super::ulp::RxLocked;
+use super::memlock::MemlockCharge;
+use super::netstat::Net;
+use super::ulp::{Locked, RxLocked};
 use core::{
     ptr::NonNull,
     sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering},
@@ -44,11 +49,13 @@ impl Drop for ReleaseQueue {
 /// `self.raw` is a registration from `zcnet_helper_ddp_mr_pin`, owned by this
 /// value until `drop` queues its release. `self.base`, when not null, is
 /// the kernel address of its first byte in its mapping of all pages, and
-/// `self.len` its length: `[base, base + len)` stays mapped until `drop`.
+/// `self.len` its length: `[base, base + len)` stays mapped until `drop`,
+/// writable only when `self.writable` (the pages pinned writable).
 pub struct Mr {
     raw: NonNull<ext::zcnet_ddp_mr>,
     base: *mut u8,
     len: u64,
+    writable: bool,
 }
 
 /// How [`Mr::read`] and [`Mr::write`] copy a small piece without a call.
@@ -70,23 +77,58 @@ unsafe impl Send for Mr {}
 unsafe impl Sync for Mr {}
 
 impl Mr {
-    /// Pins `len` bytes at `uaddr` of the caller's memory (writable pages
-    /// when `write`): `ENOMEM` past `RLIMIT_MEMLOCK`, `EFAULT`, `EINVAL`.
-    pub fn pin(uaddr: usize, len: usize, write: bool) -> Result<Self> {
+    /// Pins `len` bytes at `uaddr` of the caller's memory (writable pages,
+    /// mapped writable, when `write`), charged to the calling user first
+    /// (`ENOMEM` past its `RLIMIT_MEMLOCK`, nothing allocated), the pages
+    /// counted in counter `pinned` of `net` until they are unpinned:
+    /// `EFAULT`, `EINVAL`, `ENOMEM`.
+    pub fn pin(uaddr: usize, len: usize, write: bool, net: Net<'_>, pinned: usize) -> Result<Self> {
+        // SAFETY: Pure arithmetic and `access_ok` on the caller's range.
+        let pages = unsafe { ext::zcnet_helper_ddp_mr_span(uaddr, len) } as usize;
+        if pages == 0 {
+            return Err(EINVAL);
+        }
+        let charge = MemlockCharge::new(pages)?;
         let mut err = 0;
         // SAFETY: The helper checks the range (`access_ok`, overflow) and
-        // pins through the caller's own mm.
-        let p = unsafe { ext::zcnet_helper_ddp_mr_pin(uaddr, len, write, &mut err) };
+        // pins through the caller's own mm; `charge` covers the `pages` it
+        // spans and is taken over only on success (below); `net` is live
+        // for the call and the registration takes its own reference.
+        let p = unsafe {
+            ext::zcnet_helper_ddp_mr_pin(
+                uaddr,
+                len,
+                write,
+                charge.as_raw(),
+                net.as_raw(),
+                pinned as u32,
+                &mut err,
+            )
+        };
         let Some(raw) = NonNull::new(p) else {
+            // The charge is still ours: given back as it drops.
             return Err(Error::from_errno(if err < 0 { err } else { -22 }));
         };
+        // The registration gives the charge back when it is released.
+        let _ = charge.into_raw();
         let mut len = 0u64;
         // SAFETY: `raw` is the live registration just made; `len` is
         // writable.
         let base = unsafe { ext::zcnet_helper_ddp_mr_base(raw.as_ptr(), &mut len) }.cast::<u8>();
         // INVARIANT: a registration the helper made for us; its mapping (or
-        // none) and length, as the helper says.
-        Ok(Self { raw, base, len })
+        // none), writable as pinned, and length, as the helper says.
+        Ok(Self {
+            raw,
+            base,
+            len,
+            writable: write,
+        })
+    }
+
+    /// The pages were pinned writable (and are mapped so): the only
+    /// registrations anything is stored into.
+    pub fn writable(&self) -> bool {
+        self.writable
     }
 
     /// Pages pinned.
@@ -150,6 +192,9 @@ impl Mr {
     /// reads, everything written into the registration before it visible
     /// first.
     pub fn store_u32(&self, off: u64, v: u32) -> Result {
+        if !self.writable {
+            return Err(EPERM);
+        }
         if let Some(w) = self.word(off) {
             w.store(v, Ordering::Release);
             return Ok(());
@@ -211,8 +256,12 @@ impl Mr {
         }
     }
 
-    /// Copies `buf` into the registration at `off`.
+    /// Copies `buf` into the registration at `off` (`EPERM` when it is
+    /// read-only).
     pub fn write(&self, off: u64, buf: &[u8]) -> Result {
+        if !self.writable {
+            return Err(EPERM);
+        }
         match self.inline_units(off, buf.len()) {
             Some(Units::Words(w)) => {
                 for (i, c) in buf.chunks_exact(8).enumerate() {
@@ -268,12 +317,38 @@ impl Mr {
     /// the one copy of in-order direct placement. `EINVAL` outside the
     /// registration, `ENODATA` when fewer bytes are queued.
     pub fn fill_from_queue(&self, off: u64, sk: &RxLocked<'_>, qoff: u32, len: usize) -> Result {
+        if !self.writable {
+            return Err(EPERM);
+        }
         // SAFETY: The registration is live (type invariant) and the helper
         // checks `off + len` against its length; the socket is locked
         // (`RxLocked`'s invariant), which keeps its receive queue's head.
         to_result(unsafe {
             ext::zcnet_helper_ddp_mr_from_queue(self.raw.as_ptr(), off, sk.as_raw(), qoff, len)
         })
+    }
+}
+
+/// The wait of `ZCDDP_DEREG_MR` for TCP to give back pages lent from a
+/// registration: up to the socket's send timeout (`SO_SNDTIMEO`, as a
+/// blocking send waits for room), woken by the kernel's `MSG_ZEROCOPY`
+/// notifications.
+pub struct LentWait(kernel::ffi::c_long);
+
+impl LentWait {
+    /// The whole send timeout of `sk` from now.
+    pub fn new(sk: &Locked<'_>) -> Self {
+        // SAFETY: `sk` is locked (`Locked`'s invariant); a plain read.
+        Self(unsafe { ext::zcnet_helper_ddp_lent_timeo(sk.as_raw()) })
+    }
+
+    /// Sleeps, `sk`'s lock released meanwhile, until the socket is woken
+    /// (a notification, data, an error) or the time is out (`ETIMEDOUT`
+    /// when none was left); `EINTR` / `ERESTARTSYS` on a signal.
+    pub fn wait(&mut self, sk: &Locked<'_>) -> Result {
+        // SAFETY: `sk` is locked (`Locked`'s invariant), which the helper
+        // releases while it sleeps and takes again; `self.0` is writable.
+        to_result(unsafe { ext::zcnet_helper_ddp_lent_wait(sk.as_raw(), &mut self.0) })
     }
 }
 

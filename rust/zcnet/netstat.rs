@@ -84,6 +84,11 @@ impl<'a> Net<'a> {
 }
 
 impl Net<'_> {
+    /// The namespace, for a C call made while it is borrowed.
+    pub(crate) fn as_raw(self) -> *mut bindings::net {
+        self.0.as_ptr()
+    }
+
     /// A counted reference to the namespace, to count into it later (from
     /// an object that outlives the call).
     pub fn to_ref(self) -> NetRef {

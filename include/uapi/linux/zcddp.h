@@ -44,7 +44,11 @@ enum {
 	/* The verbs, in RDMA mode: setsockopt() as a command, its results
 	 * written through the user pointers in the struct. */
 	ZCDDP_REG_MR = 3,	/* set: struct zcddp_reg_mr; the STag to *stag */
-	ZCDDP_DEREG_MR = 4,	/* set: __u32 STag: deregistered (invalid) */
+	ZCDDP_DEREG_MR = 4,	/* set: __u32 STag: invalid at once; returns
+				 * once TCP holds none of its pages (lent by
+				 * zero-copy transmit), waiting up to
+				 * SO_SNDTIMEO, else EBUSY (still invalid;
+				 * call again) */
 	ZCDDP_POST_RECV = 5,	/* set: struct zcddp_recv */
 	ZCDDP_POST_SEND = 6,	/* set: struct zcddp_send */
 	ZCDDP_POLL_CQ = 7,	/* set: struct zcddp_poll */

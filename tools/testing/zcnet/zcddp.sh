@@ -1459,6 +1459,95 @@ t_expect "no kernel report after freeing them" 0 "$(dmesg | grep -cE 'BUG:|Oops|
 t_run "insmod zcddp zctx=0" insmod "$(ko zcddp)" zctx=0
 zreuse "zctx=0: 64 KiB Writes x 16, CRC" 16 65536 1
 t_expect "  none lent, all copied" "0 $PAYLOAD" "$BYREF $COPIED"
+
+# ---- Registered memory under attack (issue 45, the memory items;
+# zcddp_mem.py). Loopback connections in namespace a; "nobody" is a local
+# user without privileges. zctx=0 is loaded here (above).
+echo "# t=$(( $(date +%s) - t0 )) s: registered memory (issue 45)"
+mem_pinned0() {
+  local i
+  for i in $(seq $((100 * TS))); do [ "$(procv a ZcddpPinnedPages)" = 0 ] && return 0; sleep 0.1; done
+  return 1
+}
+NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+# A read-only registration is released clean: nobody maps a file of a
+# read-only mount (tmpfs: the guest kernel has no block device; its
+# folios are clean until written) read-only, registers it with remote read,
+# deregisters it. The pages stay clean (/proc/kpageflags DIRTY), and a
+# registration of it with write access is refused (the pin is FOLL_WRITE
+# only then). Before the fix: 16 of 16 dirty.
+mkdir -p /tmp/ro45
+t_run "a read-only mount with a 64 KiB sparse file" sh -c \
+  "mount -t tmpfs -o size=1m tmpfs /tmp/ro45 && truncate -s 65536 /tmp/ro45/f && chmod 644 /tmp/ro45/f && mount -o remount,ro /tmp/ro45"
+kb=$(python3 -m zcddp_mem kpf /tmp/ro45/f 2>&1)
+w0=$(dmesg | grep -c 'WARNING:')
+out=$(ip netns exec a $NOBODY timeout $((30 * TS)) python3 -m zcddp_mem rofile /tmp/ro45/f $PORT 2>&1)
+mem_pinned0
+ka=$(python3 -m zcddp_mem kpf /tmp/ro45/f 2>&1)
+t_expect "nobody registers a read-only mapping of a file on a read-only mount, deregisters; write access refused" \
+  "rofile reg=ok dereg=ok wreg=EFAULT" "$out"
+t_expect "  its pages clean before and after the release (/proc/kpageflags)" \
+  "pages=16 dirty=0 pages=16 dirty=0" "$kb $ka"
+t_expect "  no kernel warning" 0 $(( $(dmesg | grep -c 'WARNING:') - w0 ))
+umount /tmp/ro45
+# A pending Read is bound to the registration it was checked against: a
+# peer's 1 MiB Read of a remote-read registration stalls (the peer stops
+# reading); the application deregisters it, writes 'L' into the memory and
+# registers the same address 300 times with local write only (keeping any
+# that got the old STag). The peer reads on: none of the 'L' bytes, and no
+# STag recurred. Before the fix: the 256th got the old STag and the peer
+# read the local-only registration.
+ip netns exec a timeout $((60 * TS)) python3 -m zcddp_mem rread $PORT 300 > /tmp/zm 2>&1
+sed 's/^/# rread: /' /tmp/zm
+t_expect "a stalled Read, the address re-registered 300 times local-only: no STag recurs, no byte of it read" \
+  "0 0" "$(field /tmp/zm collided) $(field /tmp/zm L)"
+a=$(field /tmp/zm A)
+[ "${a:-0}" -gt 0 ] && [ "${a:-0}" -lt 1048576 ] && t_ok "  the Read stalled mid-way ($a bytes of 1 MiB before the deregistration)" ||
+  t_fail "  the Read stalled mid-way" "${a:-no} bytes"
+mem_pinned0
+t_run "zcddp reloaded with zctx=2 (Read Responses lent)" sh -c "rmmod zcddp && insmod $(ko zcddp) zctx=2"
+# Deregistration waits for TCP to give back lent pages: a peer's 1 MiB
+# Read stalls with Read Response pages lent to TCP. ZCDDP_DEREG_MR waits up
+# to SO_SNDTIMEO (1 s) and fails with EBUSY, the pages still pinned and
+# counted; the peer reads on, the call is repeated and returns 0 once TCP
+# let go (another registration made meanwhile does not drop it); only
+# then does the application write 'Z' into the memory. The
+# peer receives none of it. Before the fix: DEREG_MR returned at once, the
+# counter fell with it, and the peer read the 'Z' bytes TCP still held.
+ip netns exec a timeout $((90 * TS)) python3 -m zcddp_mem stall $PORT > /tmp/zm 2>&1
+sed 's/^/# stall: /' /tmp/zm
+t_expect "a stalled Read with lent pages: DEREG_MR waits, then EBUSY; repeated, 0 once TCP let go; no byte written after it leaves" \
+  "EBUSY ok 0" "$(field /tmp/zm first) $(field /tmp/zm dereg) $(field /tmp/zm Z)"
+p=$(field /tmp/zm pinned_during)
+[ "${p:-0}" -ge 256 ] && t_ok "  the pages counted pinned while TCP held them ($p)" || t_fail "  the pages counted pinned while TCP held them" "${p:-none}"
+mem_pinned0 && t_ok "  ZcddpPinnedPages back to 0 once the last lent page came back" || t_fail "  ZcddpPinnedPages back to 0" "$(procv a ZcddpPinnedPages)"
+# RLIMIT_MEMLOCK before any allocation: nobody (limit 64 KiB) registers
+# 1 GiB, then 32 GiB (more than the guest has): ENOMEM, and the kernel
+# allocated next to nothing meanwhile (/proc/vmstat pgalloc_*; the page
+# arrays were 2 MiB, 512 pages, and 64 MiB, 16384 pages). 2 TiB as root
+# (CAP_IPC_LOCK, exempt): ENOMEM, no allocator warning.
+for sz in 30 35; do
+  ip netns exec a $NOBODY sh -c "ulimit -l 64 && exec timeout $((30 * TS)) python3 -m zcddp_mem bigreg $PORT $((1 << sz))" > /tmp/zm 2>&1
+  sed 's/^/# bigreg: /' /tmp/zm
+  g=$(field /tmp/zm pgalloc)
+  t_expect "nobody, RLIMIT_MEMLOCK 64 KiB, registers $((1 << (sz - 30))) GiB: ENOMEM" "bigreg ENOMEM" "$(grep -o 'bigreg [A-Z]*' /tmp/zm)"
+  [ "${g:-99999}" -lt 128 ] && t_ok "  next to nothing allocated meanwhile ($g pages)" || t_fail "  next to nothing allocated meanwhile" "${g:-none} pages"
+done
+w0=$(dmesg | grep -c 'WARNING:')
+out=$(ip netns exec a timeout $((30 * TS)) python3 -m zcddp_mem bigreg $PORT $((1 << 41)) 2>&1)
+t_expect "root registers 2 TiB: ENOMEM, no kernel warning" "bigreg ENOMEM 0" \
+  "$(echo "$out" | grep -o 'bigreg [A-Z]*') $(( $(dmesg | grep -c 'WARNING:') - w0 ))"
+# The charge is the user's: 8 children of nobody (RLIMIT_MEMLOCK 64 KiB)
+# each register 32 KiB on the one socket and exit, their registrations
+# staying: 2 fit, 6 are refused. Before the fix each child's mm was
+# charged, and all 8 (256 KiB) stayed pinned.
+mem_pinned0
+ip netns exec a $NOBODY sh -c "ulimit -l 64 && exec timeout $((60 * TS)) python3 -m zcddp_mem children $PORT 8 32" > /tmp/zm 2>&1
+sed 's/^/# children: /' /tmp/zm
+t_expect "nobody's 8 children register 32 KiB each on a shared socket and exit: the user's 64 KiB hold 2" \
+  "2 6 16" "$(field /tmp/zm ok) $(field /tmp/zm refused) $(field /tmp/zm pinned)"
+mem_pinned0 && t_ok "  their pages unpinned with the socket" || t_fail "  their pages unpinned with the socket" "$(procv a ZcddpPinnedPages)"
+# ---- end of issue 45's registered memory
 echo "# suite took $(( $(date +%s) - t0 )) s"
 t_run "rmmod zcddp" rmmod zcddp
 kmemleak_clean "kmemleak: nothing leaked (debug kernel)"

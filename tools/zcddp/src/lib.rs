@@ -368,17 +368,27 @@ impl<'s, S: AsRawFd> Mr<'s, S> {
         &mut self.buf
     }
 
-    fn dereg_now(&self) -> io::Result<()> {
+    /// Deregisters: the call returns once TCP holds none of the buffer's
+    /// pages (zero-copy transmit lent them), else fails (`EBUSY` after
+    /// `SO_SNDTIMEO`, `EINTR`). The buffer may be reused or freed only
+    /// after success or `EINVAL` (unknown STag: a closed connection took
+    /// its registrations along); otherwise it is leaked, since TCP may still
+    /// send from it.
+    fn dereg_now(&mut self) -> io::Result<()> {
         let stag = self.stag.to_ne_bytes();
-        set_opt(self.sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_DEREG_MR, &stag)
+        let r = set_opt(self.sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_DEREG_MR, &stag);
+        if r.as_ref().is_err_and(|e| e.raw_os_error() != Some(EINVAL)) {
+            Box::leak(std::mem::take(&mut self.buf));
+        }
+        r
     }
 
     /// Deregisters now (the STag is invalid when this returns); the buffer
-    /// goes after.
+    /// goes after (leaked when the kernel may still hold it).
     pub fn dereg(self) -> io::Result<()> {
-        let r = self.dereg_now();
         // Done: `drop` must not deregister again.
         let mut me = std::mem::ManuallyDrop::new(self);
+        let r = me.dereg_now();
         drop(std::mem::take(&mut me.buf));
         r
     }
@@ -386,10 +396,12 @@ impl<'s, S: AsRawFd> Mr<'s, S> {
 
 impl<S: AsRawFd> Drop for Mr<'_, S> {
     fn drop(&mut self) {
-        // A closed connection took its registrations along: nothing to undo.
         let _ = self.dereg_now();
     }
 }
+
+/// `EINVAL`.
+const EINVAL: i32 = 22;
 
 /// Connects to `addr:port`, retrying a refused connect for 5 s (a peer
 /// that is still starting).

@@ -1,0 +1,363 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""zcddp's registered memory under attack (issue 45, the memory items), for
+zcddp.sh; run as python3 -m zcddp_mem MODE ARGS. Each connection is a
+loopback one in the caller's namespace (a local user needs nothing more):
+the zcddp side and, where a peer is needed, a raw iWARP peer built from
+zcddp_peer's frames, both in this process.
+
+  kpf PATH             maps PATH read-only, touches its pages: "pages=N
+                       dirty=D" (/proc/kpageflags; root only)
+  rofile PATH PORT     registers PATH's read-only shared mapping (remote
+                       read), deregisters it: "rofile reg=ok dereg=ok
+                       wreg=ERR" (a registration with write access must fail)
+  rread PORT N         a peer's 1 MiB RDMA Read of a remote-read
+                       registration stalls (the peer stops reading); the
+                       application deregisters it, writes 'L' into the
+                       memory and registers it N times with local write
+                       only, keeping those that got the old STag; the peer
+                       reads on: "rread collided=C A=a L=l term=T"
+  stall PORT           a peer's 1 MiB RDMA Read stalls with pages lent to
+                       TCP (zctx=2); the application deregisters (SO_SNDTIMEO
+                       1 s; EBUSY: registers another buffer, then calls
+                       again), and once that returned 0 writes 'Z' into the
+                       memory; the peer reads on: "stall first=ERR
+                       pinned_during=P dereg=ok A=a Z=z"
+  bigreg PORT LEN      REG_MR of LEN bytes (far beyond RLIMIT_MEMLOCK): the
+                       errno name, and the pages the kernel allocated
+                       meanwhile ("pgalloc=N", /proc/vmstat)
+  children PORT N KIB  N children register KIB KiB each on one shared
+                       socket and exit: "children ok=K refused=R"
+"""
+import ctypes
+import errno
+import mmap
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+
+from zcddp_peer import E, KEY_REQ, Zc, fpdu, read_exact, read_frame, frame, untagged
+
+SOL_ZCDDP, REG_MR, DEREG_MR = 301, 3, 4
+ACC_LW, ACC_RR = 0x1, 0x4
+TCP_ULP = 31
+L_READ = 1 << 20
+
+
+def ename(e):
+    return errno.errorcode.get(e.errno, str(e.errno))
+
+
+def reg(s, addr, n, access):
+    stag = ctypes.c_uint32()
+    s.setsockopt(SOL_ZCDDP, REG_MR, struct.pack("QQIIQ", addr, n, access, 0,
+                                                ctypes.addressof(stag)))
+    return stag.value
+
+
+def dereg(s, stag):
+    s.setsockopt(SOL_ZCDDP, DEREG_MR, struct.pack("I", stag))
+
+
+def addr_of(m):
+    return ctypes.addressof(ctypes.c_char.from_buffer(m))
+
+
+def stat(name):
+    for l in open("/proc/net/zcddp_stat"):
+        k, v = l.split()
+        if k == name:
+            return int(v)
+    return -1
+
+
+def pair(port, rcvbuf=None):
+    """A loopback TCP connection: (the side that connected, the accepted
+    side)."""
+    l = socket.socket()
+    l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    l.bind(("127.0.0.1", port))
+    l.listen(1)
+    c = socket.socket()
+    if rcvbuf:
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    c.connect(("127.0.0.1", port))
+    s, _ = l.accept()
+    l.close()
+    return c, s
+
+
+def kpf(path):
+    n = os.path.getsize(path) // mmap.PAGESIZE
+    with open(path, "rb") as f:
+        m = mmap.mmap(f.fileno(), n * mmap.PAGESIZE, mmap.MAP_SHARED, mmap.PROT_READ)
+    # The mapping's address, from /proc/self/maps (a read-only mmap cannot
+    # be taken by from_buffer).
+    base = None
+    for line in open("/proc/self/maps"):
+        w = line.split()
+        if len(w) >= 6 and w[5] == path:
+            base = int(w[0].split("-")[0], 16)
+            break
+    total = 0
+    for i in range(n):
+        total += m[i * mmap.PAGESIZE]  # faults it in
+    dirty = 0
+    with open("/proc/self/pagemap", "rb") as pm, open("/proc/kpageflags", "rb") as kf:
+        for i in range(n):
+            pm.seek((base // mmap.PAGESIZE + i) * 8)
+            e = struct.unpack("<Q", pm.read(8))[0]
+            if not e >> 63:
+                print("page %d not present (%x, base %x)" % (i, e, base))
+                return 1
+            kf.seek((e & ((1 << 55) - 1)) * 8)
+            if struct.unpack("<Q", kf.read(8))[0] >> 4 & 1:
+                dirty += 1
+    m.close()
+    print("pages=%d dirty=%d" % (n, dirty))
+    return 0
+
+
+def rofile(path, port):
+    c, s = pair(port)
+    s.setsockopt(socket.IPPROTO_TCP, TCP_ULP, b"zcddp")
+    size = os.path.getsize(path)
+    fd = os.open(path, os.O_RDONLY)
+    a = libc_mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd)
+    out = {}
+    try:
+        st = reg(s, a, size, ACC_RR)
+        out["reg"] = "ok"
+        try:
+            dereg(s, st)
+            out["dereg"] = "ok"
+        except OSError as e:
+            out["dereg"] = ename(e)
+    except OSError as e:
+        out["reg"] = ename(e)
+    try:
+        st = reg(s, a, size, ACC_LW)
+        out["wreg"] = "ok"
+        dereg(s, st)
+    except OSError as e:
+        out["wreg"] = ename(e)
+    s.close()
+    c.close()
+    os.close(fd)
+    print("rofile reg=%s dereg=%s wreg=%s" % (out.get("reg"), out.get("dereg"), out.get("wreg")))
+    return 0
+
+
+def tcp_info(s):
+    """(bytes sent, bytes not sent, the peer's window) of s (struct
+    tcp_info: tcpi_notsent_bytes at 144, tcpi_bytes_sent at 200,
+    tcpi_snd_wnd at 228)."""
+    b = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
+    if len(b) < 232:
+        return None
+    return (struct.unpack_from("Q", b, 200)[0], struct.unpack_from("I", b, 144)[0],
+            struct.unpack_from("I", b, 228)[0])
+
+
+def read_peer(c, out):
+    """Reads the zcddp side's FPDUs (no CRC, no markers) until the Read
+    Response's last segment, a Terminate, the end or 10 s of silence:
+    counts the payload bytes by value into out."""
+    c.settimeout(10)
+    try:
+        while True:
+            n = struct.unpack(">H", read_exact(c, 2))[0]
+            rest = read_exact(c, n + (-(2 + n)) % 4 + 4)
+            u = rest[:n]
+            op = u[1] & 0x0F
+            if op == 2:
+                for ch in set(u[14:]):
+                    out[ch] = out.get(ch, 0) + u[14:].count(ch)
+                if u[0] & 0x40:
+                    out["last"] = 1
+                    return
+            elif op == 7:
+                out["term"] = "%d/%d/%d" % (u[18] >> 4, u[18] & 0xF, u[19])
+                return
+    except (socket.timeout, EOFError, ConnectionError) as e:
+        out["end"] = type(e).__name__
+
+
+def stalled_read(port, sndtimeo_s=None):
+    """A zcddp responder (the accepted side) and a raw initiator whose
+    1 MiB RDMA Read of a remote-read registration ('A') stalls: the
+    initiator reads nothing until told. (c, s, z, memory, STag)."""
+    c, s = pair(port, rcvbuf=16384)
+    # Small: TCP takes far less than the 1 MiB Read while it stalls.
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 32768)
+    if sndtimeo_s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", sndtimeo_s, 0))
+    c.sendall(frame(KEY_REQ, E, 2, b"", (1, 1)))
+    z = Zc(s, 2, False, 1)
+    key, _, _, _ = read_frame(c)
+    m = mmap.mmap(-1, L_READ)
+    m.write(b"A" * L_READ)
+    stag = reg(s, addr_of(m), L_READ, ACC_RR)
+    rr = struct.pack(">IQIIQ", 0xD00D, 0, L_READ, stag, addr_of(m))
+    c.sendall(fpdu(untagged(1, 1, 1, 0) + rr, False, False))
+    # Stalled: the peer's window closed with bytes queued behind it
+    # (bounded wait on a state, 30 s).
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        i = tcp_info(s)
+        if i and i[0] > 8192 and i[1] > 0 and i[2] == 0:
+            break
+        time.sleep(0.01)
+    else:
+        print("# no stall: tcp_info", tcp_info(s))
+    return c, s, z, m, stag
+
+
+def rread(port, n):
+    c, s, z, m, stag = stalled_read(port)
+    dereg(s, stag)
+    m.seek(0)
+    m.write(b"L" * L_READ)
+    collided = 0
+    for _ in range(n):
+        st = reg(s, addr_of(m), L_READ, ACC_LW)
+        if st == stag:
+            collided += 1
+        else:
+            dereg(s, st)
+    out = {}
+    read_peer(c, out)
+    print("rread collided=%d A=%d L=%d term=%s" % (collided, out.get(ord("A"), 0),
+                                                   out.get(ord("L"), 0), out.get("term", "none")))
+    del z
+    return 0
+
+
+def stall(port):
+    c, s, z, m, stag = stalled_read(port, sndtimeo_s=1)
+    out = {}
+    reader = threading.Thread(target=read_peer, args=(c, out))
+    first = "ok"
+    try:
+        dereg(s, stag)
+    except OSError as e:
+        first = ename(e)
+    # Pages still pinned now, TCP holding the lent ones (1 MiB: 256).
+    pinned = stat("ZcddpPinnedPages")
+    if first == "ok":
+        # Deregistered: the memory is the application's again.
+        m.seek(0)
+        m.write(b"Z" * L_READ)
+        reader.start()
+        final = "ok"
+    else:
+        # Another registration meanwhile (dead ones are dropped then, but
+        # not this one: its STag stays known until the call returned 0).
+        other = mmap.mmap(-1, 4096)
+        reg(s, addr_of(other), 4096, ACC_LW)
+        # The peer reads on; the call returns once TCP let go.
+        reader.start()
+        final = "EBUSY"
+        for _ in range(30):
+            try:
+                dereg(s, stag)
+                final = "ok"
+                break
+            except OSError as e:
+                final = ename(e)
+                if e.errno != errno.EBUSY:
+                    break
+        if final == "ok":
+            m.seek(0)
+            m.write(b"Z" * L_READ)
+    reader.join()
+    print("stall first=%s pinned_during=%d dereg=%s A=%d Z=%d term=%s" % (
+        first, pinned, final, out.get(ord("A"), 0), out.get(ord("Z"), 0), out.get("term", "none")))
+    del z
+    return 0
+
+
+def vm_pgalloc():
+    return sum(int(l.split()[1]) for l in open("/proc/vmstat") if l.startswith("pgalloc_"))
+
+
+def libc_mmap(hint, size, prot, flags, fd):
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long]
+    return libc.mmap(hint, size, prot, flags, fd, 0)
+
+
+def bigreg(port, n):
+    c, s = pair(port)
+    s.setsockopt(socket.IPPROTO_TCP, TCP_ULP, b"zcddp")
+    # Low in the address space (8 GiB), so that the range passes
+    # access_ok() however long it is.
+    a = libc_mmap(8 << 30, 1 << 16, mmap.PROT_READ | mmap.PROT_WRITE,
+                  mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1)
+    p0 = vm_pgalloc()
+    try:
+        reg(s, a, n, ACC_LW)
+        r = "ok"
+    except OSError as e:
+        r = ename(e)
+    p1 = vm_pgalloc()
+    print("bigreg %s pgalloc=%d" % (r, p1 - p0))
+    return 0
+
+
+def children(port, n, kib):
+    c, s = pair(port)
+    s.setsockopt(socket.IPPROTO_TCP, TCP_ULP, b"zcddp")
+    ok = refused = 0
+    for _ in range(n):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            m = mmap.mmap(-1, kib * 1024)
+            m.write(b"c" * (kib * 1024))
+            try:
+                reg(s, addr_of(m), kib * 1024, ACC_LW)
+                os.write(w, b"ok")
+            except OSError as e:
+                os.write(w, ename(e).encode())
+            os._exit(0)
+        os.close(w)
+        got = os.read(r, 16).decode()
+        os.close(r)
+        os.waitpid(pid, 0)
+        if got == "ok":
+            ok += 1
+        else:
+            refused += 1
+    print("children ok=%d refused=%d pinned=%d" % (ok, refused, stat("ZcddpPinnedPages")))
+    s.close()
+    c.close()
+    return 0
+
+
+def main():
+    a = sys.argv[1:]
+    if a[0] == "kpf":
+        return kpf(a[1])
+    if a[0] == "rofile":
+        return rofile(a[1], int(a[2]))
+    if a[0] == "rread":
+        return rread(int(a[1]), int(a[2]))
+    if a[0] == "stall":
+        return stall(int(a[1]))
+    if a[0] == "bigreg":
+        return bigreg(int(a[1]), int(a[2]))
+    if a[0] == "children":
+        return children(int(a[1]), int(a[2]), int(a[3]))
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
