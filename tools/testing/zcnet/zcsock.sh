@@ -179,21 +179,28 @@ iso zeropage zeropage
 # the urgent byte at each of the 4096 positions of a page (a page holding
 # the urgent mark is copied): no kernel warning, the bytes and calls of
 # plain TCP, counters what the calls returned.
-hoad=$(sysctl -n net.core.high_order_alloc_disable)
-sysctl -qw net.core.high_order_alloc_disable=1
-for m in plain zcsock; do
-  iso "oob.$m" oob --mode "$m" --client-ns "$ZC_NS_A" --server-ns "$ZC_NS_B" --server-ip "$ZC_IP_B"
-done
-sysctl -qw net.core.high_order_alloc_disable="$hoad"
+# oob_all SUFFIX WHERE: both modes (plain TCP, then zcsock), a to b over
+# whatever carries ZC_IP_B; SUFFIX names the runs, WHERE the checks.
+oob_all() {
+  local m hoad
+  hoad=$(sysctl -n net.core.high_order_alloc_disable)
+  sysctl -qw net.core.high_order_alloc_disable=1
+  for m in plain zcsock; do
+    iso "oob$1.$m" oob --mode "$m" --client-ns "$ZC_NS_A" --server-ns "$ZC_NS_B" --server-ip "$ZC_IP_B"
+    t_expect "isolation oob$1.$m: ran to the end" 0 "$(cat "/tmp/zi.oob$1.$m.rc")"
+  done
+  sysctl -qw net.core.high_order_alloc_disable="$hoad"
+  t_expect "MSG_OOB at every position$2: zcsock received what plain TCP received" \
+    "$(zres "oob$1.plain" transcript)" "$(zres "oob$1.zcsock" transcript)"
+  t_expect "MSG_OOB at every position$2: every call gave what it gives on plain TCP" \
+    "$(zres "oob$1.plain" calls)" "$(zres "oob$1.zcsock" calls)"
+}
 zres() { awk -v k="$2" '$1 == "=" && $2 == k { $1 = $2 = ""; sub(/^ +/, ""); print; exit }' "/tmp/zi.$1"; }
-t_expect "MSG_OOB at every position: zcsock received what plain TCP received" \
-  "$(zres oob.plain transcript)" "$(zres oob.zcsock transcript)"
-t_expect "MSG_OOB at every position: every call gave what it gives on plain TCP" \
-  "$(zres oob.plain calls)" "$(zres oob.zcsock calls)"
+oob_all "" ""
 # TCP_ULP on a live listener is refused; set before listen(), children
 # carry it (256 connects flooding each listener).
 iso listener listener --conns 256
-for n in race.cpu0 race zeropage oob.plain oob.zcsock listener; do
+for n in race.cpu0 race zeropage listener; do
   t_expect "isolation $n: ran to the end" 0 "$(cat "/tmp/zi.$n.rc")"
 done
 
@@ -363,6 +370,11 @@ if insmod "$(ko zcfrag)"; then
   ip netns exec "$ZC_NS_A" ethtool -K zf0 tso on >/dev/null
   t_expect "zcfrag, tso off: the core segments (no realigned segment)" 0 $(( $(zts tx_gso_realigned) - re0 ))
   echo "# plain sendfile() sender, pages remapped of 4096: $sf_rm with zf0's segmentation, $(field "$RM_RX" rx_pages_remapped) with the core's"
+  # Urgent data at every position of a page, as above, over zcfrag (the
+  # segments fragmented on the 1500-byte wire; until zcfrag's fragment
+  # planner stopped sending empty fragments, issue 44, plain TCP stalled
+  # here with the urgent byte at position 1457).
+  oob_all .zcfrag " (zcfrag)"
   ip -n "$ZC_NS_A" link del zf0; ip -n "$ZC_NS_B" link del zf1
   ip -n "$ZC_NS_A" addr add "$ZC_IP_A/24" dev "$ZC_IF_A"; ip -n "$ZC_NS_B" addr add "$ZC_IP_B/24" dev "$ZC_IF_B"
   # zcsock keeps zcfrag's stash door, not a reference on zcfrag
