@@ -23,6 +23,7 @@
 use crate::stat;
 use crate::stat::s;
 use crate::zcnet::mapdev::{Fault, Map, MapAt, MapDevice};
+use crate::zcnet::memlock::MemlockCharge;
 use crate::zcnet::netstat::NetRef;
 use crate::zcnet::pageref::PageRef;
 use kernel::{new_mutex, prelude::*, sync::Mutex};
@@ -35,6 +36,10 @@ pub(crate) struct Region {
     pages: Mutex<KVec<PageRef>>,
     net: NetRef,
     map: Map,
+    /// The slots, charged to the user who mapped the region (its
+    /// `RLIMIT_MEMLOCK`), given back after the pages (declared last: dropped
+    /// last) when the last mapping and the file are gone.
+    _charge: MemlockCharge,
 }
 
 /// The device whose mappings are regions.
@@ -44,20 +49,27 @@ impl MapDevice for Regions {
     type Region = Region;
 
     fn create(npages: usize, net: NetRef, map: Map) -> Result<Pin<KBox<Region>>> {
-        let mut pages = KVec::with_capacity(npages, GFP_KERNEL)?;
+        // The user's charge first: nothing is allocated beyond its limit,
+        // whichever process (a fork() child, an exec()ed program) maps.
+        let charge = MemlockCharge::new(npages)?;
+        // Memory the user asked for: its memory cgroup's too.
+        let mut pages = KVec::with_capacity(npages, GFP_KERNEL_ACCOUNT)?;
         for _ in 0..npages {
-            pages.push(PageRef::alloc_zeroed()?, GFP_KERNEL)?;
+            pages.push(PageRef::alloc_zeroed()?, GFP_KERNEL_ACCOUNT)?;
         }
-        stat::add(net.net(), s::REGIONS, 1);
-        stat::add(net.net(), s::REGION_PAGES, npages as i64);
-        KBox::pin_init(
+        let r = KBox::pin_init(
             pin_init!(Region {
                 pages <- new_mutex!(pages),
                 net,
                 map,
+                _charge: charge,
             }),
-            GFP_KERNEL,
-        )
+            GFP_KERNEL_ACCOUNT,
+        )?;
+        // Counted once the region exists (its drop uncounts it).
+        stat::add(r.net.net(), s::REGIONS, 1);
+        stat::add(r.net.net(), s::REGION_PAGES, npages as i64);
+        Ok(r)
     }
 
     fn fault(r: &Region, idx: usize, write: bool, f: Fault) -> Result<u32> {

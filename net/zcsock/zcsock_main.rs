@@ -24,6 +24,7 @@ mod zcnet {
     pub mod ext;
     pub mod helpers;
     pub mod mapdev;
+    pub mod memlock;
     pub mod netstat;
     pub mod pageref;
     pub mod uapi;

@@ -43,7 +43,7 @@ struct zcnet_mapdev_file {
 	unsigned long base;		/* vm_pgoff of page 0 (id << SHIFT) */
 	int id;				/* from zcnet_mapdev_ids, or -1 */
 	unsigned long npages;
-	struct mm_struct *mm;		/* charged RLIMIT_MEMLOCK (mmgrab) */
+	struct mm_struct *mm;		/* its pinned_vm counts the pages (mmgrab) */
 	struct mutex lock;		/* serialises mmap against mmap */
 };
 
@@ -197,7 +197,7 @@ static int zcnet_mapdev_release(struct inode *inode, struct file *file)
 	/* Every mapping holds the file: none is left. */
 	if (f->priv) {
 		zcnet_mapdev_ops->destroy(f->priv);
-		account_locked_vm(f->mm, f->npages, false);
+		atomic64_sub(f->npages, &f->mm->pinned_vm);
 		mmdrop(f->mm);
 	}
 	if (f->id >= 0)
@@ -230,22 +230,12 @@ static int zcnet_mapdev_mmap(struct file *file, struct vm_area_struct *vma)
 				    KBUILD_MODNAME);
 		return -EBUSY;
 	}
-	/* mmap() holds the mapping lock for writing. */
-	err = __account_locked_vm(current->mm, npages, true, current,
-				  capable(CAP_IPC_LOCK));
-	if (err) {
-		mutex_unlock(&f->lock);
-		pr_warn_ratelimited("%s: a region of %lu pages exceeds RLIMIT_MEMLOCK of %s[%d]\n",
-				    KBUILD_MODNAME, npages, current->comm, task_pid_nr(current));
-		return -EAGAIN;
-	}
 	/* Invariant 3: an id of its own, or no region (never a wrapped one). */
 	f->id = ida_alloc_range(&zcnet_mapdev_ids, min(mapdev_first_id, ZCNET_MAPDEV_LAST_ID),
 				ZCNET_MAPDEV_LAST_ID, GFP_KERNEL);
 	if (f->id < 0) {
 		err = f->id;
 		f->id = -1;
-		__account_locked_vm(current->mm, npages, false, current, false);
 		mutex_unlock(&f->lock);
 		pr_warn_ratelimited("%s: no file offsets left for a region (%d)\n",
 				    KBUILD_MODNAME, err);
@@ -253,20 +243,27 @@ static int zcnet_mapdev_mmap(struct file *file, struct vm_area_struct *vma)
 	}
 	f->base = (unsigned long)f->id << ZCNET_MAPDEV_SHIFT;
 	f->npages = npages;
+	/*
+	 * The driver charges the pages to the user (RLIMIT_MEMLOCK, logging
+	 * why it refuses) before it allocates them, and gives the charge back
+	 * in destroy(). The mapping process's pinned_vm (VmPin) shows them
+	 * too, as io_uring's buffers; the limit is the user's, so a fork()
+	 * child or an exec()ed program maps no more than its user may.
+	 */
 	priv = zcnet_mapdev_ops->create(npages, current->nsproxy->net_ns, f);
 	if (IS_ERR(priv)) {
 		ida_free(&zcnet_mapdev_ids, f->id);
 		f->id = -1;
-		__account_locked_vm(current->mm, npages, false, current, false);
 		mutex_unlock(&f->lock);
-		if (PTR_ERR(priv) == -ENOMEM)
-			pr_warn_ratelimited("%s: no memory for a region of %lu pages\n",
-					    KBUILD_MODNAME, npages);
+		pr_warn_ratelimited("%s: no region of %lu pages for %s[%d] (error %ld)\n",
+				    KBUILD_MODNAME, npages, current->comm, task_pid_nr(current),
+				    PTR_ERR(priv));
 		return PTR_ERR(priv);
 	}
 	f->priv = priv;
 	f->mm = current->mm;
 	mmgrab(f->mm);
+	atomic64_add(npages, &f->mm->pinned_vm);
 	mutex_unlock(&f->lock);
 	vma->vm_pgoff = f->base;
 	vm_flags_set(vma, VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);

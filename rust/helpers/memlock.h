@@ -18,8 +18,10 @@ struct user_struct;
 
 /*
  * Charges npages to the calling user: 0 and *user (a reference to the
- * user, or NULL when exempt), or -ENOMEM (over RLIMIT_MEMLOCK, or more
- * pages than the machine has: nothing charged).
+ * user, or NULL when exempt), or, nothing charged and a rate-limited line
+ * in the kernel log saying why, as mlock(2) fails: -EPERM (RLIMIT_MEMLOCK
+ * is 0) or -ENOMEM (over RLIMIT_MEMLOCK, or more pages than the machine
+ * has).
  */
 int zcnet_helper_memlock_charge(unsigned long npages, struct user_struct **user);
 /* Gives back npages charged to user and the reference (NULL: exempt). */

@@ -13,6 +13,7 @@
  * stays until an RCU grace period after its going notifier (free_module()),
  * and a give reads the door under rcu_read_lock().
  */
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/rcupdate.h>
@@ -76,8 +77,20 @@ void zcnet_page_give_exit(void)
 void zcnet_page_give_back(struct page **pages, unsigned long n)
 {
 	const struct zcnet_stash_door *d;
-	unsigned long i;
+	unsigned long i, k = 0;
 
+	/*
+	 * A page charged to a memory cgroup (a region's own, allocated for a
+	 * user with __GFP_ACCOUNT) goes back to the allocator, which uncharges
+	 * it, rather than on as a receive buffer still charged to that user.
+	 */
+	for (i = 0; i < n; i++) {
+		if (folio_memcg_charged(page_folio(pages[i])))
+			put_page(pages[i]);
+		else
+			pages[k++] = pages[i];
+	}
+	n = k;
 	if (!n)
 		return;
 	if (unlikely(!READ_ONCE(zcnet_door_known)))

@@ -47,7 +47,8 @@ void zcnet_helper_stash_drain(void);
 /*
  * Hands pages[0..n) (the caller's references, pages in no mapping) to
  * zcfrag's stash when zcfrag is loaded (its door found with symbol_get, so
- * that zcsock needs no zcfrag, and kept: page_give.c), or puts them. Any
+ * that zcsock needs no zcfrag, and kept: page_give.c), or puts them; a page
+ * charged to a memory cgroup is always put (uncharged when freed). Any
  * context but hard interrupts.
  */
 void zcnet_page_give_back(struct page **pages, unsigned long n);

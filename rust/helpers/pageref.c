@@ -8,7 +8,7 @@
 
 struct page *zcnet_helper_alloc_page_zeroed(void)
 {
-	return alloc_page(GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN);
+	return alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN);
 }
 
 int zcnet_helper_page_refs(struct page *page)

@@ -11,7 +11,9 @@
 
 struct page;
 
-/* alloc_page(GFP_KERNEL | __GFP_ZERO), no warning when memory is short */
+/* alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO): charged to the calling
+ * task's memory cgroup (a page of memory user space asked for), no warning
+ * when memory is short */
 struct page *zcnet_helper_alloc_page_zeroed(void);
 /* page_ref_count(page) */
 int zcnet_helper_page_refs(struct page *page);

@@ -35,9 +35,10 @@ unsafe impl Send for MemlockCharge {}
 unsafe impl Sync for MemlockCharge {}
 
 impl MemlockCharge {
-    /// Charges `pages` to the calling user: `ENOMEM` over its
-    /// `RLIMIT_MEMLOCK` (or more pages than the machine has), nothing
-    /// charged.
+    /// Charges `pages` to the calling user; or, nothing charged and a
+    /// rate-limited kernel log line saying why, as `mlock(2)` fails: `EPERM`
+    /// when its `RLIMIT_MEMLOCK` is 0, `ENOMEM` over it (or more pages than
+    /// the machine has).
     pub fn new(pages: usize) -> Result<Self> {
         let mut user = ptr::null_mut();
         // SAFETY: Runs in the calling task (`current`); `user` is writable.

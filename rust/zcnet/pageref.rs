@@ -25,7 +25,8 @@ unsafe impl Send for PageRef {}
 unsafe impl Sync for PageRef {}
 
 impl PageRef {
-    /// A zeroed page (`GFP_KERNEL`: may sleep).
+    /// A zeroed page for the calling task's user space, charged to its
+    /// memory cgroup (`GFP_KERNEL_ACCOUNT`: may sleep).
     pub fn alloc_zeroed() -> Result<Self> {
         // SAFETY: Allocating a page has no precondition.
         let p = unsafe { ext::zcnet_helper_alloc_page_zeroed() };
@@ -33,7 +34,8 @@ impl PageRef {
         NonNull::new(p).map(Self).ok_or(ENOMEM)
     }
 
-    /// A new page holding a copy of `self`'s bytes.
+    /// A new page holding a copy of `self`'s bytes (allocated as
+    /// [`PageRef::alloc_zeroed`]).
     pub fn copy(&self) -> Result<Self> {
         let new = Self::alloc_zeroed()?;
         // SAFETY: Both pages are valid while the references live; `new` is

@@ -20,6 +20,17 @@ offsets stay its own. Over loopback in the current namespace.
       zcsock loaded with mapdev_first_id N ids before the last: N regions
       map, the next is refused (ENOMEM), one closed makes room again, and
       copy-on-write (sender overwrites after send()) holds in each.
+  zcsock_iso.py memlock [--cycles N]
+      Run as a user without CAP_IPC_LOCK under a small RLIMIT_MEMLOCK of L
+      pages: regions are charged to the user, not to a process. L pages
+      map (the mapping process's VmPin shows them); one more page is
+      ENOMEM in this process, in a fork() child and in an exec()ed
+      program; children mapping L/2 pages each on descriptors the parent
+      keeps: 2 map, the others ENOMEM; L + 1 pages at once: ENOMEM with
+      nothing charged; RLIMIT_MEMLOCK 0: EPERM; N cycles of open, mmap of
+      L pages, a refused mmap of L + 1, close: every one as the first (no
+      charge leaks), and L pages map again at the end, VmPin back where it
+      started.
 
   zcsock_iso.py listener [--conns N]
       TCP_ULP on a live listener: EINVAL (tried while N connects flood
@@ -40,13 +51,15 @@ import fcntl
 import hashlib
 import mmap
 import os
+import resource
 import socket
 import struct
+import subprocess
 import sys
 import threading
 
-from zcsock_test import (DEVICE, IO_TIMEOUT, PAGE, PROT_RW, Fail, Report, enable, inq, parse_proc,
-                         set_io_timeout, set_threshold, setns, sock_stats, ulp_of, wait_inq)
+from zcsock_test import (DEVICE, IO_TIMEOUT, PAGE, PROT_RW, Fail, Report, enable, ename, in_child, inq,
+                         parse_proc, set_io_timeout, set_threshold, setns, sock_stats, ulp_of, wait_inq)
 
 TIOCOUTQ = 0x5411
 
@@ -359,6 +372,113 @@ def wrap(a, rep):
     s.close()
 
 
+def vm_pin():
+    """This process's VmPin (kB): pages pinned on its behalf."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmPin:"):
+                return int(line.split()[1])
+    return -1
+
+
+def try_region(pages, fd=None):
+    """'ok' (the region written through and closed again: its charge
+    stays while the file is open) or the errno name of mmap()."""
+    own = fd is None
+    if own:
+        fd = os.open(DEVICE, os.O_RDWR)
+    try:
+        m = mmap.mmap(fd, pages * PAGE, mmap.MAP_SHARED, PROT_RW)
+    except OSError as e:
+        return ename(e)
+    finally:
+        if own:
+            os.close(fd)
+    m[-PAGE:] = pat("memlock", pages)
+    ok = m[-PAGE:] == pat("memlock", pages)
+    m.close()
+    return "ok" if ok else "bad bytes"
+
+
+# An exec()ed program of the same user maps a region of PAGES pages.
+EXEC_REGION = """
+import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+try:
+    mmap.mmap(fd, int(sys.argv[2]) * mmap.PAGESIZE, mmap.MAP_SHARED).close()
+    print("ok")
+except OSError as e:
+    import errno
+    print(errno.errorcode.get(e.errno, e.errno))
+"""
+
+
+def memlock(a, rep):
+    """Regions charged to the user's RLIMIT_MEMLOCK (see the usage)."""
+    lim = resource.getrlimit(resource.RLIMIT_MEMLOCK)[0]
+    if os.geteuid() == 0 or lim == resource.RLIM_INFINITY or not 4 <= lim // PAGE <= 1024:
+        raise Fail("run as a user without CAP_IPC_LOCK under RLIMIT_MEMLOCK of 4 to 1024 pages")
+    L = lim // PAGE
+    rep.diag("RLIMIT_MEMLOCK %d pages, uid %d" % (L, os.geteuid()))
+    pin0 = vm_pin()
+
+    fd = os.open(DEVICE, os.O_RDWR)
+    m = mmap.mmap(fd, L * PAGE, mmap.MAP_SHARED, PROT_RW)
+    m[:] = pat("full", 0) * L
+    rep.expect("a region of the whole limit (%d pages) maps, its bytes hold" % L, True,
+               m[:] == pat("full", 0) * L)
+    rep.expect("VmPin shows the region's pages", pin0 + L * PAGE // 1024, vm_pin())
+    rep.expect("the user at its limit: 1 more page in this process: ENOMEM", "ENOMEM", try_region(1))
+    rep.expect("the user at its limit: 1 more page in a fork() child: ENOMEM", "ENOMEM",
+               in_child(lambda: try_region(1)))
+    out = subprocess.run([sys.executable, "-c", EXEC_REGION, DEVICE, "1"], capture_output=True,
+                         text=True, timeout=60)
+    rep.expect("the user at its limit: 1 more page in an exec()ed program: ENOMEM", "ENOMEM",
+               out.stdout.strip() or out.stderr.strip()[-200:])
+    m.close()
+    os.close(fd)
+    rep.expect("VmPin back where it started after close", pin0, vm_pin())
+
+    # Children map on descriptors the parent keeps, and exit: the regions
+    # stay (and stay charged) while the parent holds the files.
+    half = L // 2
+    fds = [os.open(DEVICE, os.O_RDWR) for _ in range(4)]
+    got = [in_child(lambda f=f: try_region(half, f)) for f in fds]
+    rep.diag("4 children, %d pages each on the parent's descriptors: %s" % (half, " ".join(got)))
+    rep.expect("children map %d pages each on kept descriptors: 2 map, 2 ENOMEM" % half,
+               ["ok", "ok", "ENOMEM", "ENOMEM"], got)
+    rep.expect("their regions outlive them: the parent's 1 page: ENOMEM", "ENOMEM", try_region(1))
+    for f in fds:
+        os.close(f)
+    rep.expect("the parent's files closed: the whole limit maps again", "ok", try_region(L))
+
+    rep.expect("a region of the limit + 1 page: ENOMEM", "ENOMEM", try_region(L + 1))
+
+    def zero_limit():
+        resource.setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
+        return try_region(1)
+    rep.expect("RLIMIT_MEMLOCK 0: EPERM", "EPERM", in_child(zero_limit))
+
+    # No leak: every cycle is the first (a page kept per cycle would refuse
+    # the next whole-limit region).
+    res = {}
+    for _ in range(a.cycles):
+        fd = os.open(DEVICE, os.O_RDWR)
+        try:
+            m = mmap.mmap(fd, L * PAGE, mmap.MAP_SHARED, PROT_RW)
+            m[:PAGE] = pat("cycle", 0)
+            r = try_region(L + 1) + "," + try_region(1)
+            m.close()
+        except OSError as e:
+            r = ename(e)
+        os.close(fd)
+        res[r] = res.get(r, 0) + 1
+    rep.expect("%d cycles of a whole-limit region, with 1 page and the limit + 1 refused beside it" % a.cycles,
+               {"ENOMEM,ENOMEM": a.cycles}, res)
+    rep.expect("after them the whole limit maps", "ok", try_region(L))
+    rep.expect("VmPin back where it started at the end", pin0, vm_pin())
+
+
 def listener(a, rep):
     """TCP_ULP on a live listener is refused (EINVAL), also while a connect
     flood fills its queue; set before listen(), every accepted socket of a
@@ -524,12 +644,15 @@ def main():
     sp.add_argument("--server-ns")
     sp.add_argument("--client-ns")
     sp.add_argument("--server-ip", default="127.0.0.1")
+    sp = sub.add_parser("memlock")
+    sp.add_argument("--cycles", type=int, default=200)
     sp = sub.add_parser("wrap")
     sp.add_argument("--left", type=int, default=3)
     a = ap.parse_args()
     rep = Report("")
     try:
-        {"race": race, "zeropage": zeropage, "wrap": wrap, "oob": oob, "listener": listener}[a.cmd](a, rep)
+        {"race": race, "zeropage": zeropage, "wrap": wrap, "oob": oob, "listener": listener,
+         "memlock": memlock}[a.cmd](a, rep)
     except Fail as e:
         rep.check(False, a.cmd, str(e))
     return 1 if rep.failed else 0
