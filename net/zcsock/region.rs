@@ -25,7 +25,7 @@ use crate::stat::s;
 use crate::zcnet::mapdev::{Fault, Map, MapAt, MapDevice};
 use crate::zcnet::memlock::MemlockCharge;
 use crate::zcnet::netstat::NetRef;
-use crate::zcnet::pageref::PageRef;
+use crate::zcnet::pageref::{self, PageRef};
 use kernel::{new_mutex, prelude::*, sync::Mutex};
 
 /// One mapped file's pages.
@@ -55,6 +55,8 @@ impl MapDevice for Regions {
         // Memory the user asked for: its memory cgroup's too.
         let mut pages = KVec::with_capacity(npages, GFP_KERNEL_ACCOUNT)?;
         for _ in 0..npages {
+            // Up to 2^24 pages, under the mapping lock: killable.
+            pageref::alloc_pause()?;
             pages.push(PageRef::alloc_zeroed()?, GFP_KERNEL_ACCOUNT)?;
         }
         let r = KBox::pin_init(

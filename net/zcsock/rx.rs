@@ -31,10 +31,12 @@ pub(crate) fn copy_len(upos: usize, avail: usize) -> usize {
 /// The ULP's `recvmsg`.
 pub(crate) fn recvmsg(sk: &TcpSock, ctx: &Ctx, msg: &mut Msg, len: usize, flags: i32) -> i32 {
     let plain = msg.plain_user();
+    // A receive of nothing is TCP's (its errors).
     let (addr, ulen) = match plain {
         Some((a, l, _))
             if flags & MSG_SPECIAL == 0
                 && l == len
+                && len > 0
                 && len >= ctx.copy_threshold.load(Relaxed) as usize =>
         {
             (a, l)

@@ -41,7 +41,10 @@ pub(crate) fn next_piece(pos: usize, end: usize) -> Piece {
 pub(crate) fn sendmsg(sk: &TcpSock, ctx: &Ctx, msg: &mut Msg, size: usize) -> i32 {
     let plain = msg.plain_user();
     let (addr, len, flags) = match plain {
-        Some(p) if p.1 == size && size >= ctx.copy_threshold.load(Relaxed) as usize => p,
+        // A region's pages; a send of nothing is TCP's (its errors).
+        Some(p) if p.1 == size && size > 0 && size >= ctx.copy_threshold.load(Relaxed) as usize => {
+            p
+        }
         _ => {
             let r = sk.base_sendmsg(msg, size);
             if r > 0 {

@@ -3,12 +3,22 @@
 #include <linux/gfp.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
 
 #include "pageref.h"
 
 struct page *zcnet_helper_alloc_page_zeroed(void)
 {
 	return alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN);
+}
+
+int zcnet_helper_alloc_pause(void)
+{
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	cond_resched();
+	return 0;
 }
 
 int zcnet_helper_page_refs(struct page *page)

@@ -15,6 +15,10 @@ struct page;
  * task's memory cgroup (a page of memory user space asked for), no warning
  * when memory is short */
 struct page *zcnet_helper_alloc_page_zeroed(void);
+/* Between the allocations of a long run (a region of up to millions of
+ * pages, allocated in mmap() under the mapping lock): -EINTR when the task
+ * was killed (it need not finish), else 0 after letting others run. */
+int zcnet_helper_alloc_pause(void);
 /* page_ref_count(page) */
 int zcnet_helper_page_refs(struct page *page);
 /* copy_highpage(to, from) */

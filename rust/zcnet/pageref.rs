@@ -6,9 +6,19 @@
 //!
 //! C header: [`include/linux/mm.h`](srctree/include/linux/mm.h)
 
+use super::errno::to_result;
 use super::ext;
 use core::ptr::NonNull;
 use kernel::{bindings, prelude::*};
+
+/// Between the allocations of a long run (a region of up to millions of
+/// pages): lets others run; `EINTR` when the task was killed (it need not
+/// finish, and its mapping lock is held meanwhile). May sleep.
+pub fn alloc_pause() -> Result {
+    // SAFETY: No argument; called where the caller may sleep (it allocates
+    // pages with `GFP_KERNEL`).
+    to_result(unsafe { ext::zcnet_helper_alloc_pause() })
+}
 
 /// One reference to a page of the kernel's linear map (allocated without
 /// `__GFP_HIGHMEM`).

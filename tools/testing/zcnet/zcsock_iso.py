@@ -32,6 +32,18 @@ offsets stay its own. Over loopback in the current namespace.
       charge leaks), and L pages map again at the end, VmPin back where it
       started.
 
+  zcsock_iso.py killed [--pages R]
+      Run as a user without CAP_IPC_LOCK under RLIMIT_MEMLOCK of R + 16
+      pages: a child mapping a region of R pages is killed (SIGKILL) once a
+      quarter of them is allocated (MemFree down by that much): it stops
+      there (MemFree never down by half the region) and never returns
+      from mmap(); its charge comes back (17 pages map after it).
+
+  zcsock_iso.py zerosend
+      A zero-length send() and recv() through zcsock (copy threshold 0)
+      give what plain TCP gives: on a socket never connected, a connected
+      one, one shut down for writing, one whose peer reset it (twice).
+
   zcsock_iso.py listener [--conns N]
       TCP_ULP on a live listener: EINVAL (tried while N connects flood
       it); set before listen(): all N sockets accepted under a flood carry
@@ -52,6 +64,8 @@ import hashlib
 import mmap
 import os
 import resource
+import select
+import signal
 import socket
 import struct
 import subprocess
@@ -59,7 +73,7 @@ import sys
 import threading
 
 from zcsock_test import (DEVICE, IO_TIMEOUT, PAGE, PROT_RW, Fail, Report, enable, ename, in_child, inq,
-                         parse_proc, set_io_timeout, set_threshold, setns, sock_stats, ulp_of, wait_inq)
+                         outcome, parse_proc, set_io_timeout, set_threshold, setns, sock_stats, ulp_of, wait_inq)
 
 TIOCOUTQ = 0x5411
 
@@ -479,6 +493,108 @@ def memlock(a, rep):
     rep.expect("VmPin back where it started at the end", pin0, vm_pin())
 
 
+def mem_free():
+    """MemFree of /proc/meminfo, kB."""
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemFree:"):
+                return int(line.split()[1])
+    raise Fail("no MemFree in /proc/meminfo")
+
+
+def killed(a, rep):
+    """A region's allocation stops when its process is killed."""
+    size_kb = a.pages * PAGE // 1024
+    lim = resource.getrlimit(resource.RLIMIT_MEMLOCK)[0]
+    if os.geteuid() == 0 or lim != (a.pages + 16) * PAGE:
+        raise Fail("run as a user without CAP_IPC_LOCK under RLIMIT_MEMLOCK of --pages + 16 pages")
+    free0 = mem_free()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        fd = os.open(DEVICE, os.O_RDWR)
+        os.write(w, b"go\n")
+        try:
+            mmap.mmap(fd, a.pages * PAGE, mmap.MAP_SHARED, PROT_RW)
+            os.write(w, b"mapped\n")
+        except OSError as e:
+            os.write(w, (ename(e) + "\n").encode())
+        os._exit(0)
+    os.close(w)
+    f = os.fdopen(r)
+    if f.readline() != "go\n":
+        raise Fail("the child did not start")
+    # A quarter allocated (or the child gone: the region done, or failed).
+    peak, done = 0, 0
+    while peak < size_kb // 4 and not done:
+        peak = max(peak, free0 - mem_free())
+        done = os.waitpid(pid, os.WNOHANG)[0]
+    if done:
+        raise Fail("the child finished before a quarter was allocated (%s)" % f.read().strip())
+    os.kill(pid, signal.SIGKILL)
+    while not done:
+        peak = max(peak, free0 - mem_free())
+        done = os.waitpid(pid, os.WNOHANG)[0]
+    said = f.read().strip()
+    rep.diag("region of %d kB: killed at a quarter; MemFree down by %d kB at most; the child said %r"
+             % (size_kb, peak, said))
+    rep.check(peak < size_kb // 2, "killed at a quarter of a %d-page region: the allocation stopped (MemFree "
+              "never down by half of it)" % a.pages, "down by %d of %d kB" % (peak, size_kb))
+    rep.expect("killed in mmap(): it never returned", "", said)
+    rep.expect("the killed region's charge came back: 17 pages map", "ok", try_region(17))
+
+
+def zerosend_results(zc):
+    """send() and recv() of 0 bytes (MSG_DONTWAIT) on sockets in each state
+    (zcsock with copy threshold 0)."""
+    def sock():
+        s = socket.socket()
+        if zc:
+            enable(s)
+            set_threshold(s, 0)
+        return s
+    def calls(c):
+        out.append(outcome(lambda: c.send(b"")))
+        out.append(outcome(lambda: c.recv_into(bytearray(1), 0, socket.MSG_DONTWAIT)))
+    out = []
+    s = sock()
+    calls(s)
+    s.close()
+    lst = socket.socket()
+    lst.bind(("127.0.0.1", 0))
+    lst.listen(4)
+    for case in ("connected", "shut", "reset"):
+        c = sock()
+        c.connect(lst.getsockname())
+        p, _ = lst.accept()
+        if case == "shut":
+            c.shutdown(socket.SHUT_WR)
+        elif case == "reset":
+            p.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            p.close()
+            # The reset has arrived once the socket reports an error.
+            po = select.poll()
+            po.register(c, select.POLLERR)
+            if not po.poll(IO_TIMEOUT * 1000):
+                raise Fail("no reset arrived")
+        calls(c)
+        if case == "reset":
+            calls(c)
+        c.close()
+        p.close()
+    lst.close()
+    return [str(x) for x in out]
+
+
+def zerosend(a, rep):
+    """Zero-length sends and receives give TCP's own results."""
+    plain, zc = zerosend_results(False), zerosend_results(True)
+    rep.diag("send, recv: plain TCP: %s; zcsock: %s (never connected, connected, shut down, reset, "
+             "reset)" % (" ".join(plain), " ".join(zc)))
+    rep.expect("zero-length send and recv give plain TCP's results in every state", plain, zc)
+
+
 def listener(a, rep):
     """TCP_ULP on a live listener is refused (EINVAL), also while a connect
     flood fills its queue; set before listen(), every accepted socket of a
@@ -644,6 +760,9 @@ def main():
     sp.add_argument("--server-ns")
     sp.add_argument("--client-ns")
     sp.add_argument("--server-ip", default="127.0.0.1")
+    sub.add_parser("zerosend")
+    sp = sub.add_parser("killed")
+    sp.add_argument("--pages", type=int, default=65536)
     sp = sub.add_parser("memlock")
     sp.add_argument("--cycles", type=int, default=200)
     sp = sub.add_parser("wrap")
@@ -652,7 +771,7 @@ def main():
     rep = Report("")
     try:
         {"race": race, "zeropage": zeropage, "wrap": wrap, "oob": oob, "listener": listener,
-         "memlock": memlock}[a.cmd](a, rep)
+         "memlock": memlock, "zerosend": zerosend, "killed": killed}[a.cmd](a, rep)
     except Fail as e:
         rep.check(False, a.cmd, str(e))
     return 1 if rep.failed else 0
