@@ -113,7 +113,7 @@ struct zcnet_mapdev_at {
 };
 
 struct zcnet_mapdev_fill {
-	struct mm_struct *mm;
+	struct vm_area_struct *vma;
 	pgprot_t prot;
 	const unsigned long *pfn;
 	unsigned long i;
@@ -126,8 +126,11 @@ static int zcnet_mapdev_fill_pte(pte_t *pte, unsigned long addr, void *data)
 	struct zcnet_mapdev_fill *d = data;
 	unsigned long pfn = d->pfn[d->i++];
 
-	if (pte_none(ptep_get(pte)))
-		set_pte_at(d->mm, addr, pte, pte_mkspecial(pfn_pte(pfn, d->prot)));
+	if (pte_none(ptep_get(pte))) {
+		set_pte_at(d->vma->vm_mm, addr, pte, pte_mkspecial(pfn_pte(pfn, d->prot)));
+		/* The architecture's hook for a new PTE (a no-op on x86). */
+		update_mmu_cache(d->vma, addr, pte);
+	}
 	return 0;
 }
 
@@ -144,14 +147,14 @@ void zcnet_helper_mapdev_insert_at(void *p, const unsigned long *pfns, unsigned 
 	 * allocation leaves the rest to fault in.
 	 */
 	struct zcnet_mapdev_fill d = {
-		.mm = at->vma->vm_mm,
+		.vma = at->vma,
 		.prot = at->vma->vm_page_prot,
 		.pfn = pfns,
 	};
 
 	if (at->addr + (n << PAGE_SHIFT) > at->vma->vm_end)
 		return;
-	apply_to_page_range(d.mm, at->addr, n << PAGE_SHIFT, zcnet_mapdev_fill_pte, &d);
+	apply_to_page_range(at->vma->vm_mm, at->addr, n << PAGE_SHIFT, zcnet_mapdev_fill_pte, &d);
 }
 
 static vm_fault_t zcnet_mapdev_pfn_mkwrite(struct vm_fault *vmf)
