@@ -22,6 +22,7 @@
 #include <net/ipv6.h>
 #include <net/sock.h>
 #include <net/tcp.h>
+#include <net/transp_v6.h>
 
 #include "tcp_ulp.h"
 
@@ -35,6 +36,23 @@ static struct proto zcnet_ulp_prot[ZCNET_ULP_FAMILIES];
 static const struct proto_ops *zcnet_ulp_base_ops[ZCNET_ULP_FAMILIES];
 static struct proto_ops zcnet_ulp_ops[ZCNET_ULP_FAMILIES];
 static DEFINE_MUTEX(zcnet_ulp_mutex);
+
+/*
+ * TCP's own proto of family fam: the only one a copy is built from (as
+ * tls_build_proto() keeps a copy per base it sees; here a proto a BPF
+ * sockmap put on the first socket would be every later socket's base, and
+ * they would be refused or closed through it).
+ */
+static bool zcnet_ulp_tcp_own(int fam, const struct proto *prot)
+{
+	if (fam == ZCNET_ULP_V4)
+		return prot == &tcp_prot;
+#if IS_ENABLED(CONFIG_IPV6)
+	return prot == &tcpv6_prot;
+#else
+	return false;
+#endif
+}
 
 static struct proto *zcnet_ulp_base_of(const struct sock *sk)
 {
@@ -964,7 +982,7 @@ int zcnet_helper_tcp_ulp_install(struct sock *sk)
 		mutex_lock(&zcnet_ulp_mutex);
 		if (!zcnet_ulp_base[fam]) {
 			/* Only TCP's own proto: not one a BPF sockmap replaced. */
-			if (fam == ZCNET_ULP_V4 && prot != &tcp_prot) {
+			if (!zcnet_ulp_tcp_own(fam, prot)) {
 				mutex_unlock(&zcnet_ulp_mutex);
 				return -EBUSY;
 			}

@@ -471,6 +471,17 @@ t_run "insmod zcsock with 3 file-offset ids left" insmod "$(ko zcsock)" mapdev_f
 iso wrap wrap --left 3
 t_expect "isolation wrap: ran to the end" 0 "$(cat /tmp/zi.wrap.rc)"
 t_run "rmmod zcsock after the ids test" rmmod_after_close
+# A socket whose proto was replaced (as a BPF sockmap does; the test
+# kernel has no BPF, zcnet_protoswap does it) never becomes the base of
+# zcsock's copy: with zcsock fresh, such an IPv6 socket (and an IPv4 one)
+# is refused (EBUSY), and an ordinary IPv6 socket after it gets zcsock
+# and sends through TCPv6's own proto.
+t_run "insmod zcsock again (no IPv6 socket seen yet)" insmod "$(ko zcsock)"
+t_run "insmod zcnet_protoswap" insmod "$(ko zcnet_protoswap)"
+iso protoswap protoswap
+t_expect "isolation protoswap: ran to the end" 0 "$(cat /tmp/zi.protoswap.rc)"
+t_run "rmmod zcsock after the swap test" rmmod_after_close
+t_run "rmmod zcnet_protoswap" rmmod zcnet_protoswap
 t_expect "no kernel warning (WARN, BUG) in the whole run" 0 "$(dmesg | grep -cE 'WARNING:|BUG:')"
 kmemleak_clean "kmemleak: nothing leaked (debug kernel)"
 t_done

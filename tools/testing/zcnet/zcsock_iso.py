@@ -39,6 +39,13 @@ offsets stay its own. Over loopback in the current namespace.
       there (MemFree never down by half the region) and never returns
       from mmap(); its charge comes back (17 pages map after it).
 
+  zcsock_iso.py protoswap
+      With zcsock fresh (no IPv6 socket seen yet) and the test module
+      zcnet_protoswap loaded: an IPv6 (and an IPv4) socket whose proto the
+      module swapped as a BPF sockmap does is refused (EBUSY); an ordinary
+      IPv6 socket after it still gets zcsock, and its bytes never pass
+      through the swapped proto (the module's hits stay 0).
+
   zcsock_iso.py zerosend
       A zero-length send() and recv() through zcsock (copy threshold 0)
       give what plain TCP gives: on a socket never connected, a connected
@@ -545,6 +552,46 @@ def killed(a, rep):
     rep.expect("the killed region's charge came back: 17 pages map", "ok", try_region(17))
 
 
+SWAP_HITS = "/sys/module/zcnet_protoswap/parameters/hits"
+
+
+def protoswap(a, rep):
+    """A proto swapped as by a sockmap never becomes zcsock's base."""
+    def swap(fam):
+        s = socket.socket(fam, socket.SOCK_STREAM)
+        return s, outcome(lambda: s.setsockopt(socket.SOL_TCP, 31, b"zcnet_protoswap"))
+    a6, r = swap(socket.AF_INET6)
+    rep.expect("the test module swaps an IPv6 socket's proto (EALREADY, no ULP)", "EALREADY", r)
+    rep.expect("zcsock on the swapped IPv6 socket (the first IPv6 socket zcsock sees): EBUSY", "EBUSY",
+               outcome(lambda: enable(a6)))
+    a4, r = swap(socket.AF_INET)
+    rep.expect("zcsock on a swapped IPv4 socket: EBUSY", "EBUSY", r == "EALREADY" and outcome(lambda: enable(a4)))
+    with open(SWAP_HITS) as f:
+        hits0 = int(f.read())
+    lst = socket.socket(socket.AF_INET6)
+    lst.bind(("::1", 0))
+    lst.listen(1)
+    c = socket.socket(socket.AF_INET6)
+    rep.expect("zcsock on an ordinary IPv6 socket after them", "ok", outcome(lambda: enable(c)))
+    c.connect(lst.getsockname()[:2])
+    p, _ = lst.accept()
+    data = pat("v6", 0) * 16
+    c.sendall(data)
+    c.shutdown(socket.SHUT_WR)
+    got = bytearray()
+    while True:
+        b = p.recv(65536)
+        if not b:
+            break
+        got += b
+    with open(SWAP_HITS) as f:
+        hits = int(f.read()) - hits0
+    rep.expect("its 64 KiB arrive (sha256, its ULP) through TCPv6's own proto (swapped proto's sendmsg calls)",
+               (hashlib.sha256(data).hexdigest(), "zcsock", 0), (hashlib.sha256(got).hexdigest(), ulp_of(c), hits))
+    for s in (c, p, lst, a6, a4):
+        s.close()
+
+
 def zerosend_results(zc):
     """send() and recv() of 0 bytes (MSG_DONTWAIT) on sockets in each state
     (zcsock with copy threshold 0)."""
@@ -761,6 +808,7 @@ def main():
     sp.add_argument("--client-ns")
     sp.add_argument("--server-ip", default="127.0.0.1")
     sub.add_parser("zerosend")
+    sub.add_parser("protoswap")
     sp = sub.add_parser("killed")
     sp.add_argument("--pages", type=int, default=65536)
     sp = sub.add_parser("memlock")
@@ -771,7 +819,7 @@ def main():
     rep = Report("")
     try:
         {"race": race, "zeropage": zeropage, "wrap": wrap, "oob": oob, "listener": listener,
-         "memlock": memlock, "zerosend": zerosend, "killed": killed}[a.cmd](a, rep)
+         "memlock": memlock, "zerosend": zerosend, "killed": killed, "protoswap": protoswap}[a.cmd](a, rep)
     except Fail as e:
         rep.check(False, a.cmd, str(e))
     return 1 if rep.failed else 0
