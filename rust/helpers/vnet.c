@@ -14,7 +14,9 @@
 #include <linux/etherdevice.h>
 #include <linux/if_vlan.h>
 #include <linux/ethtool.h>
+#include <linux/interrupt.h>
 #include <linux/module.h>
+#include <linux/pci.h>
 #include <linux/random.h>
 #include <linux/netdevice.h>
 #include <linux/scatterlist.h>
@@ -78,6 +80,14 @@ MODULE_PARM_DESC(devices,
 
 static_assert(sizeof(struct virtio_net_hdr_v1) == ZCNET_VNET_HDR_LEN);
 static_assert(sizeof(struct virtio_net_hdr_v1) <= sizeof_field(struct sk_buff, cb));
+
+/* A test knob: while set, the native front end's receive rings get no new
+ * page (as when an atomic page allocation fails), so that the retry of an
+ * emptied ring can be tested (tools/testing/zcnet/zcfrag-native.sh). */
+static bool test_rx_no_pages;
+module_param(test_rx_no_pages, bool, 0644);
+MODULE_PARM_DESC(test_rx_no_pages,
+		 "while set, receive rings get no new page, as if allocation failed (a test knob)");
 
 /* Whether `devices` names vdev (its virtioN name or its MAC address). */
 static bool zcnet_vnet_wanted(struct virtio_device *vdev)
@@ -151,7 +161,16 @@ static int zcnet_vnet_open(struct net_device *dev)
 	 * zcnet_vnet_tx_recycled for where a ring is emptied). */
 	for (i = 0; i < vn->nq; i++)
 		napi_enable(&vn->qs[i].napi);
-	netif_tx_start_all_queues(dev);
+	/*
+	 * Woken, not only started (as virtnet_tx_resume): after ethtool -G or
+	 * -L (zcnet_vnet_resume) the qdisc may hold packets queued while
+	 * transmit was stopped, and a queue that is only started is not run
+	 * again until something new is queued, which TCP does not do while
+	 * its packets wait in the host (TSQ: a stream stopped for good, seen
+	 * under ethtool -G cycles). At a first open nothing is stopped and
+	 * this starts the queues.
+	 */
+	netif_tx_wake_all_queues(dev);
 	/* Whatever the device used before NAPI ran. */
 	local_bh_disable();
 	for (i = 0; i < vn->nq; i++)
@@ -324,6 +343,57 @@ static void zcnet_vnet_tx_recycled(struct virtqueue *vq)
 }
 
 /*
+ * The device's interrupts held off while its rings are resized. 7.2's
+ * virtqueue_resize() frees a ring (virtqueue_resize_split(): vring_free())
+ * before it attaches the new one, and vring_interrupt() reads the used
+ * ring's index before anything else: an interrupt of the queue that reached
+ * a CPU after the queue's reset (vp_modern_disable_vq_and_reset() waits
+ * only for a handler already running) reads the freed ring (KASAN:
+ * use-after-free in vring_interrupt, seen under ethtool -G cycles on the
+ * debug kernel). disable_irq() on every MSI-X vector of the device waits
+ * for running handlers and keeps new ones from running; one raised
+ * meanwhile is marked pending and delivered by enable_irq(), to the new
+ * ring. The vectors are not affinity-managed (virtio_find_vqs() without an
+ * irq_affinity). A device on INTx (or not on PCI) shares one handler that
+ * walks the queues under the transport's lock, from which a reset queue is
+ * taken out: nothing to do there. Returns how many vectors are off.
+ */
+static unsigned int zcnet_vnet_irqs_off(struct zcnet_vnet *vn)
+{
+	struct device *p = vn->vdev->dev.parent;
+	struct pci_dev *pdev;
+	unsigned int n = 0;
+	int irq;
+
+	if (!p || !dev_is_pci(p))
+		return 0;
+	pdev = to_pci_dev(p);
+	if (!pdev->msix_enabled)
+		return 0;
+	while ((irq = pci_irq_vector(pdev, n)) > 0) {
+		disable_irq(irq);
+		n++;
+	}
+	return n;
+}
+
+/* The other half: the n vectors zcnet_vnet_irqs_off() turned off, on. */
+static void zcnet_vnet_irqs_on(struct zcnet_vnet *vn, unsigned int n)
+{
+	struct pci_dev *pdev;
+	int irq;
+
+	if (!n)
+		return;
+	pdev = to_pci_dev(vn->vdev->dev.parent);
+	while (n--) {
+		irq = pci_irq_vector(pdev, n);
+		if (irq > 0)
+			enable_irq(irq);
+	}
+}
+
+/*
  * ethtool -G DEV rx N tx M (RTNL held): every queue pair's rings resized
  * (virtqueue_resize: the device resets each ring alone, VIRTIO_F_RING_RESET),
  * up to the size the device offers. A running device stops first; the
@@ -336,7 +406,7 @@ static int zcnet_vnet_set_ringparam(struct net_device *dev, struct ethtool_ringp
 {
 	struct zcnet_vnet *vn = netdev_priv(dev);
 	bool running = netif_running(dev);
-	unsigned int i;
+	unsigned int i, irqs;
 	int err = 0, err2;
 
 	if (ring->rx_mini_pending || ring->rx_jumbo_pending)
@@ -358,12 +428,14 @@ static int zcnet_vnet_set_ringparam(struct net_device *dev, struct ethtool_ringp
 	/* Nothing else posts meanwhile: no transmit, no NAPI, RTNL held (the
 	 * ioctl), and the timer (admission frames) does nothing. */
 	zcnet_vnet_pause(vn, running);
+	irqs = zcnet_vnet_irqs_off(vn);
 	for (i = 0; i < vn->max_nq && !err; i++) {
 		err = virtqueue_resize(vn->qs[i].rvq, ring->rx_pending, zcnet_vnet_recycle_rx, NULL);
 		if (!err)
 			err = virtqueue_resize(vn->qs[i].svq, ring->tx_pending,
 					       zcnet_vnet_recycle_tx, zcnet_vnet_tx_recycled);
 	}
+	zcnet_vnet_irqs_on(vn, irqs);
 	if (err)
 		netdev_warn(dev, "%s: cannot resize the rings to %u/%u: %d\n",
 			    KBUILD_MODNAME, ring->rx_pending, ring->tx_pending, err);
@@ -919,6 +991,11 @@ void zcnet_helper_vnet_arm_timer(struct zcnet_vnet *vn, unsigned long delay_us)
 bool zcnet_helper_vnet_dying(struct zcnet_vnet *vn)
 {
 	return READ_ONCE(vn->dying);
+}
+
+bool zcnet_helper_vnet_test_rx_no_pages(void)
+{
+	return READ_ONCE(test_rx_no_pages);
 }
 
 int zcnet_helper_vnet_post_rx(struct zcnet_vnet *vn, unsigned int q, void *hdr, unsigned int hdr_len,

@@ -117,6 +117,7 @@ void zcnet_helper_vnet_set_tx_bytes_per_desc(struct zcnet_vnet *vn, unsigned int
 void zcnet_helper_vnet_arm_timer(struct zcnet_vnet *vn, unsigned long delay_us);
 /* True once the device is being unbound. */
 bool zcnet_helper_vnet_dying(struct zcnet_vnet *vn);
+bool zcnet_helper_vnet_test_rx_no_pages(void);
 
 /*
  * The datapath, on queue pair q. Posts one receive chain: `hdr_len` bytes at `hdr` (the virtio-net header

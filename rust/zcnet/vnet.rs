@@ -158,6 +158,13 @@ impl Vnet {
         unsafe { ext::zcnet_helper_vnet_dying(self.raw()) }
     }
 
+    /// Whether the test knob `test_rx_no_pages` is set: receive rings are
+    /// to get no new page, as if allocation failed.
+    pub fn test_rx_no_pages(&self) -> bool {
+        // SAFETY: Reads a module parameter; no other state.
+        unsafe { ext::zcnet_helper_vnet_test_rx_no_pages() }
+    }
+
     /// Notifies the device of new receive buffers, when it asked to be:
     /// whether it was notified.
     pub fn kick_rx(&self, q: usize) -> bool {
@@ -325,6 +332,11 @@ impl RxRing {
     /// was notified.
     pub fn kick(&self) -> bool {
         self.vn.kick_rx(self.q as usize)
+    }
+
+    /// Whether the ring is to get no new page (the `test_rx_no_pages` knob).
+    pub fn no_pages(&self) -> bool {
+        self.vn.test_rx_no_pages()
     }
 
     /// Chains posted and not yet given back.

@@ -90,6 +90,7 @@ crate::zcnet::counters::counter_table! {
     RX_CHAINS_RECYCLED = "rx_chains_recycled",
     TX_GSO_PACKETS = "tx_gso_packets",
     TX_GSO_REALIGNED = "tx_gso_realigned",
+    RX_REFILL_RETRIES = "rx_refill_retries",
 }
 
 /// The first of the per-reason miss counters: `MISS_BASE + Miss as usize`.

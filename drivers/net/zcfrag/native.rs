@@ -578,6 +578,9 @@ impl Native {
     /// Refills the receive ring: speculative chains while page trains come
     /// in, ordinary ones otherwise.
     fn refill(&self, rx: &mut RxRing, st: &mut RxState) -> usize {
+        if rx.no_pages() {
+            return 0;
+        }
         let RxState { pred, pages } = st;
         let spec = pred.post(rx, pages);
         self.zf.counters.add(c::RX_CHAINS_SPECULATIVE, spec as u64);
@@ -780,6 +783,13 @@ impl vnet::Driver for Native {
         }
         if let Ok(mut st) = st.try_borrow_mut() {
             self.refill(rx, &mut st);
+        }
+        // An empty ring (no page to be had: memory is short) gets no frame
+        // and so no interrupt that would poll it again: stay scheduled and
+        // try again, as virtio_net does.
+        if rx.posted() == 0 {
+            self.zf.counters.inc(c::RX_REFILL_RETRIES);
+            return budget;
         }
         done
     }
