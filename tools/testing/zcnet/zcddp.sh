@@ -1572,6 +1572,22 @@ t_expect "a stalled Read with lent pages: DEREG_MR waits, then EBUSY; repeated, 
 p=$(field /tmp/zm pinned_during)
 [ "${p:-0}" -ge 256 ] && t_ok "  the pages counted pinned while TCP held them ($p)" || t_fail "  the pages counted pinned while TCP held them" "${p:-none}"
 mem_pinned0 && t_ok "  ZcddpPinnedPages back to 0 once the last lent page came back" || t_fail "  ZcddpPinnedPages back to 0" "$(procv a ZcddpPinnedPages)"
+# close() too: the same stalled Read, the socket closed without
+# deregistering (no SO_LINGER). close() stays prompt; TCP still holds lent
+# pages, so its close resets the connection and drops them; only then do
+# the pins go and close() return, and the application writes 'Z' into the
+# memory. The peer receives none of it. Before the fix close() released
+# the pins and left TCP's queue as it was: the peer read the 'Z' bytes TCP
+# still held.
+ip netns exec a timeout $((90 * TS)) python3 -m zcddp_mem closestall $PORT > /tmp/zm 2>&1
+sed 's/^/# closestall: /' /tmp/zm
+t_expect "a stalled Read with lent pages, the socket closed: no byte written after close() leaves" \
+  "0" "$(field /tmp/zm Z)"
+ms=$(field /tmp/zm close_ms)
+[ "${ms:-1000}" -lt 1000 ] && [ "$(field /tmp/zm end)" = ConnectionResetError ] &&
+  t_ok "  close() prompt (${ms} ms), the connection reset" ||
+  t_fail "  close() prompt, the connection reset" "${ms:-none} ms, peer: $(field /tmp/zm end)"
+mem_pinned0 && t_ok "  ZcddpPinnedPages back to 0 after the close" || t_fail "  ZcddpPinnedPages back to 0 after the close" "$(procv a ZcddpPinnedPages)"
 # RLIMIT_MEMLOCK before any allocation: nobody (limit 64 KiB) registers
 # 1 GiB, then 32 GiB (more than the guest has): ENOMEM, and the kernel
 # allocated next to nothing meanwhile (/proc/vmstat pgalloc_*; the page

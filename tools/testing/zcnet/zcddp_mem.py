@@ -23,6 +23,11 @@ zcddp_peer's frames, both in this process.
                        again), and once that returned 0 writes 'Z' into the
                        memory; the peer reads on: "stall first=ERR
                        pinned_during=P dereg=ok A=a Z=z"
+  closestall PORT      the same stalled Read; the application closes the
+                       socket (no SO_LINGER) without deregistering, then
+                       writes 'Z' into the memory; the peer reads on:
+                       "closestall pinned_during=P close_ms=T pinned_after=Q
+                       A=a Z=z end=E"
   bigreg PORT LEN      REG_MR of LEN bytes (far beyond RLIMIT_MEMLOCK): the
                        errno name, and the pages the kernel allocated
                        meanwhile ("pgalloc=N", /proc/vmstat)
@@ -280,6 +285,29 @@ def stall(port):
     return 0
 
 
+def closestall(port):
+    c, s, z, m, stag = stalled_read(port)
+    pinned = stat("ZcddpPinnedPages")
+    t0 = time.monotonic()
+    s.close()
+    took = time.monotonic() - t0
+    # Closed: the memory is the application's again.
+    m.seek(0)
+    m.write(b"Z" * L_READ)
+    out = {}
+    read_peer(c, out)
+    # The pins go with the socket, on the release workqueue (bounded wait
+    # on the counter, 10 s).
+    end = time.monotonic() + 10
+    while stat("ZcddpPinnedPages") > 0 and time.monotonic() < end:
+        time.sleep(0.01)
+    print("closestall pinned_during=%d close_ms=%d pinned_after=%d A=%d Z=%d end=%s" % (
+        pinned, took * 1000, stat("ZcddpPinnedPages"), out.get(ord("A"), 0), out.get(ord("Z"), 0),
+        out.get("end", out.get("term", "last" if out.get("last") else "none"))))
+    del z
+    return 0
+
+
 def vm_pgalloc():
     return sum(int(l.split()[1]) for l in open("/proc/vmstat") if l.startswith("pgalloc_"))
 
@@ -351,6 +379,8 @@ def main():
         return rread(int(a[1]), int(a[2]))
     if a[0] == "stall":
         return stall(int(a[1]))
+    if a[0] == "closestall":
+        return closestall(int(a[1]))
     if a[0] == "bigreg":
         return bigreg(int(a[1]), int(a[2]))
     if a[0] == "children":
