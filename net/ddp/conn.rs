@@ -3,7 +3,7 @@
 //! The ULP `zcddp`: per-socket state, its options (`SOL_ZCDDP`), and the
 //! data calls (plain send/recv are refused: the stream is DDP's).
 
-use crate::qp::{Qp, Setup};
+use crate::qp::{Qp, Setup, TcpHolds};
 use crate::stat::{self, s};
 use crate::zcnet::ddp_mem::{abort_on_close, LentWait};
 use crate::zcnet::trylock::{TryGuard, TryLock};
@@ -452,8 +452,15 @@ impl Ulp for ZcDdp {
         let mut w = LentWait::linger(sk);
         loop {
             if let Some(mut qp) = ctx.qp(sk) {
-                if !qp.tcp_holds_any(sk) {
-                    break;
+                match qp.tcp_holds_any(sk) {
+                    TcpHolds::None => break,
+                    TcpHolds::Some => {}
+                    // An FPDU handed to TCP in part: nothing finishes it
+                    // now, the stream ends mid-FPDU; no use waiting.
+                    TcpHolds::CutFpdu => {
+                        abort_on_close(sk);
+                        break;
+                    }
                 }
             }
             ctx.wake_me();

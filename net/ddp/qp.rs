@@ -304,6 +304,17 @@ pub(crate) struct Qp {
     said: Option<(bool, bool)>,
 }
 
+/// What TCP may still hold of the pages lent from registrations
+/// ([`Qp::tcp_holds_any`]).
+pub(crate) enum TcpHolds {
+    /// Nothing.
+    None,
+    /// Pages of FPDUs handed to TCP whole.
+    Some,
+    /// Also pages of an FPDU handed to TCP in part.
+    CutFpdu,
+}
+
 /// Whether TCP may still hold pages of `mr`: lent and not reported done
 /// (`lent`), or the payload of the FPDU on its way (`zc`).
 fn tcp_holds(lent: &[Lent], zc: Option<&ZcPayload>, mr: &Arc<Mr>) -> bool {
@@ -1895,9 +1906,15 @@ impl Qp {
 
     /// Whether TCP may still hold pages lent from any registration (the
     /// notifications that came meanwhile taken first).
-    pub(crate) fn tcp_holds_any(&mut self, sk: &RxLocked<'_>) -> bool {
+    pub(crate) fn tcp_holds_any(&mut self, sk: &RxLocked<'_>) -> TcpHolds {
         self.reap(sk);
-        !self.lent.is_empty() || self.zc.is_some()
+        if self.zc.is_some() {
+            TcpHolds::CutFpdu
+        } else if self.lent.is_empty() {
+            TcpHolds::None
+        } else {
+            TcpHolds::Some
+        }
     }
 
     /// The socket is closing: everything queued is dropped and every

@@ -1588,6 +1588,27 @@ ms=$(field /tmp/zm close_ms)
   t_ok "  close() prompt (${ms} ms), the connection reset" ||
   t_fail "  close() prompt, the connection reset" "${ms:-none} ms, peer: $(field /tmp/zm end)"
 mem_pinned0 && t_ok "  ZcddpPinnedPages back to 0 after the close" || t_fail "  ZcddpPinnedPages back to 0 after the close" "$(procv a ZcddpPinnedPages)"
+# With SO_LINGER (1 s) close() waits that long for TCP to give the pages
+# back, then resets the same way: a Read of 48 KiB this time, all of its
+# FPDUs handed to TCP when it stalled (an FPDU cut mid-way, as the 1 MiB
+# Read's is, can never be finished: its close resets at once).
+ip netns exec a timeout $((90 * TS)) python3 -m zcddp_mem closestall $PORT 1 > /tmp/zm 2>&1
+sed 's/^/# closestall linger: /' /tmp/zm
+ms=$(field /tmp/zm close_ms)
+[ "$(field /tmp/zm Z)" = 0 ] && [ "${ms:-0}" -ge 900 ] && [ "$(field /tmp/zm end)" = ConnectionResetError ] &&
+  t_ok "  with SO_LINGER 1 s: close() waited for TCP (${ms} ms), then the connection was reset, no byte written after it left" ||
+  t_fail "  with SO_LINGER 1 s: close() waited for TCP, then the connection was reset, no byte written after it left" \
+    "Z=$(field /tmp/zm Z), ${ms:-none} ms, peer: $(field /tmp/zm end)"
+mem_pinned0 || t_fail "  ZcddpPinnedPages back to 0 after the lingering close" "$(procv a ZcddpPinnedPages)"
+# The same with the peer reading on as close() begins (SO_LINGER 10 s):
+# TCP gives the pages back, close() returns without a reset, and the peer
+# gets the whole Read, none of the 'Z' written after close().
+ip netns exec a timeout $((90 * TS)) python3 -m zcddp_mem closestall $PORT 10 read > /tmp/zm 2>&1
+sed 's/^/# closestall linger, read: /' /tmp/zm
+ms=$(field /tmp/zm close_ms)
+t_expect "  with SO_LINGER and the peer reading: no reset, the whole Read, nothing written after close()" \
+  "49152 0 last" "$(field /tmp/zm A) $(field /tmp/zm Z) $(field /tmp/zm end)"
+mem_pinned0 || t_fail "  ZcddpPinnedPages back to 0 after the close" "$(procv a ZcddpPinnedPages)"
 # RLIMIT_MEMLOCK before any allocation: nobody (limit 64 KiB) registers
 # 1 GiB, then 32 GiB (more than the guest has): ENOMEM, and the kernel
 # allocated next to nothing meanwhile (/proc/vmstat pgalloc_*; the page

@@ -23,8 +23,12 @@ zcddp_peer's frames, both in this process.
                        again), and once that returned 0 writes 'Z' into the
                        memory; the peer reads on: "stall first=ERR
                        pinned_during=P dereg=ok A=a Z=z"
-  closestall PORT      the same stalled Read; the application closes the
-                       socket (no SO_LINGER) without deregistering, then
+  closestall PORT [L [read]]
+                       the same stalled Read; the application closes the
+                       socket (SO_LINGER L seconds, the Read of 48 KiB;
+                       none without L; with read the peer starts reading
+                       just before the close)
+                       without deregistering, then
                        writes 'Z' into the memory; the peer reads on:
                        "closestall pinned_during=P close_ms=T pinned_after=Q
                        A=a Z=z end=E"
@@ -191,7 +195,7 @@ def read_peer(c, out):
         out["end"] = type(e).__name__
 
 
-def stalled_read(port, sndtimeo_s=None):
+def stalled_read(port, sndtimeo_s=None, size=L_READ):
     """A zcddp responder (the accepted side) and a raw initiator whose
     1 MiB RDMA Read of a remote-read registration ('A') stalls: the
     initiator reads nothing until told. (c, s, z, memory, STag)."""
@@ -206,7 +210,7 @@ def stalled_read(port, sndtimeo_s=None):
     m = mmap.mmap(-1, L_READ)
     m.write(b"A" * L_READ)
     stag = reg(s, addr_of(m), L_READ, ACC_RR)
-    rr = struct.pack(">IQIIQ", 0xD00D, 0, L_READ, stag, addr_of(m))
+    rr = struct.pack(">IQIIQ", 0xD00D, 0, size, stag, addr_of(m))
     c.sendall(fpdu(untagged(1, 1, 1, 0) + rr, False, False))
     # Stalled: the peer's window closed with bytes queued behind it
     # (bounded wait on a state, 30 s).
@@ -285,17 +289,27 @@ def stall(port):
     return 0
 
 
-def closestall(port):
-    c, s, z, m, stag = stalled_read(port)
+def closestall(port, linger=None, read=False):
+    # With SO_LINGER: a Read of 48 KiB, all of it handed to TCP when it
+    # stalls, so that no FPDU is cut mid-way at the close (the close of
+    # one that is resets at once).
+    c, s, z, m, stag = stalled_read(port, size=49152 if linger is not None else L_READ)
+    if linger is not None:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, linger))
     pinned = stat("ZcddpPinnedPages")
+    out = {}
+    reader = threading.Thread(target=read_peer, args=(c, out))
+    if read:
+        reader.start()
     t0 = time.monotonic()
     s.close()
     took = time.monotonic() - t0
     # Closed: the memory is the application's again.
     m.seek(0)
     m.write(b"Z" * L_READ)
-    out = {}
-    read_peer(c, out)
+    if not read:
+        reader.start()
+    reader.join()
     # The pins go with the socket, on the release workqueue (bounded wait
     # on the counter, 10 s).
     end = time.monotonic() + 10
@@ -380,7 +394,8 @@ def main():
     if a[0] == "stall":
         return stall(int(a[1]))
     if a[0] == "closestall":
-        return closestall(int(a[1]))
+        return closestall(int(a[1]), int(a[2]) if len(a) > 2 else None,
+                          len(a) > 3 and a[3] == "read")
     if a[0] == "bigreg":
         return bigreg(int(a[1]), int(a[2]))
     if a[0] == "children":
