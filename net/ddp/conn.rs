@@ -3,8 +3,9 @@
 //! The ULP `zcddp`: per-socket state, its options (`SOL_ZCDDP`), and the
 //! data calls (plain send/recv are refused: the stream is DDP's).
 
-use crate::qp::{Qp, Setup};
+use crate::qp::{Qp, Setup, TcpHolds};
 use crate::stat::{self, s};
+use crate::zcnet::ddp_mem::{abort_on_close, LentWait};
 use crate::zcnet::trylock::{TryGuard, TryLock};
 use crate::zcnet::ulp::{Locked, Msg, RxLocked, TcpSock, Ulp};
 use crate::{errno, uapi};
@@ -441,6 +442,33 @@ impl Ulp for ZcDdp {
     }
 
     fn close(sk: &Locked<'_>, ctx: &Ctx) {
+        // No byte the application writes after close() returns leaves the
+        // host: pages lent to TCP from registrations are the application's
+        // memory. Wait, as ZCDDP_DEREG_MR does but only as long as
+        // SO_LINGER says (not at all when unset; a signal ends it), for TCP
+        // to give them back; if it still holds some, its close resets the
+        // connection and drops them (close stays prompt: a peer that never
+        // reads cannot hold it).
+        let mut w = LentWait::linger(sk);
+        loop {
+            if let Some(mut qp) = ctx.qp(sk) {
+                match qp.tcp_holds_any(sk) {
+                    TcpHolds::None => break,
+                    TcpHolds::Some => {}
+                    // An FPDU handed to TCP in part: nothing finishes it
+                    // now, the stream ends mid-FPDU; no use waiting.
+                    TcpHolds::CutFpdu => {
+                        abort_on_close(sk);
+                        break;
+                    }
+                }
+            }
+            ctx.wake_me();
+            if w.wait(sk).is_err() {
+                abort_on_close(sk);
+                break;
+            }
+        }
         // Queued work is dropped and the pages released now: a peer that
         // never reads must not keep them pinned for as long as TCP keeps
         // the orphaned socket.

@@ -304,6 +304,17 @@ pub(crate) struct Qp {
     said: Option<(bool, bool)>,
 }
 
+/// What TCP may still hold of the pages lent from registrations
+/// ([`Qp::tcp_holds_any`]).
+pub(crate) enum TcpHolds {
+    /// Nothing.
+    None,
+    /// Pages of FPDUs handed to TCP whole.
+    Some,
+    /// Also pages of an FPDU handed to TCP in part.
+    CutFpdu,
+}
+
 /// Whether TCP may still hold pages of `mr`: lent and not reported done
 /// (`lent`), or the payload of the FPDU on its way (`zc`).
 fn tcp_holds(lent: &[Lent], zc: Option<&ZcPayload>, mr: &Arc<Mr>) -> bool {
@@ -1893,8 +1904,23 @@ impl Qp {
         }
     }
 
+    /// Whether TCP may still hold pages lent from any registration (the
+    /// notifications that came meanwhile taken first).
+    pub(crate) fn tcp_holds_any(&mut self, sk: &RxLocked<'_>) -> TcpHolds {
+        self.reap(sk);
+        if self.zc.is_some() {
+            TcpHolds::CutFpdu
+        } else if self.lent.is_empty() {
+            TcpHolds::None
+        } else {
+            TcpHolds::Some
+        }
+    }
+
     /// The socket is closing: everything queued is dropped and every
-    /// registration released now (nobody polls the completions any more).
+    /// registration released now (nobody polls the completions any more;
+    /// the close has waited for TCP to give back the pages lent from them,
+    /// or made TCP drop them: `conn.rs`).
     pub(crate) fn close(&mut self) {
         self.fail_now(-(kernel::bindings::ECONNABORTED as i32));
         self.term = None;
@@ -1908,8 +1934,8 @@ impl Qp {
         self.cq.clear();
         self.ring = None;
         self.rq_ring = None;
-        // Lent pages stay referenced by TCP's skbs (no use after free);
-        // the pins go now, with the socket (zcddp.rst, "Threat model").
+        // TCP gave back every lent page, or its close drops them (the
+        // connection reset): the pins go now (zcddp.rst, "Threat model").
         self.lent = KVec::new();
         self.regions.clear();
         self.live = false;

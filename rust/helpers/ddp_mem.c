@@ -295,6 +295,19 @@ long zcnet_helper_ddp_lent_timeo(struct sock *sk)
 	return READ_ONCE(sk->sk_sndtimeo);
 }
 
+long zcnet_helper_ddp_linger_timeo(struct sock *sk)
+{
+	return sock_flag(sk, SOCK_LINGER) ? READ_ONCE(sk->sk_lingertime) : 0;
+}
+
+void zcnet_helper_ddp_abort_on_close(struct sock *sk)
+{
+	/* tcp_close(): "Check zero linger _after_ checking for unread data":
+	 * a reset either way, and tcp_disconnect() purges the write queue. */
+	sock_set_flag(sk, SOCK_LINGER);
+	WRITE_ONCE(sk->sk_lingertime, 0);
+}
+
 int zcnet_helper_ddp_lent_wait(struct sock *sk, long *timeo)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);

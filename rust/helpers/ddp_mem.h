@@ -80,6 +80,13 @@ long zcnet_helper_ddp_lent_timeo(struct sock *sk);
  * decremented) runs out: 0, -ETIMEDOUT (out of time before it slept),
  * -EINTR / -ERESTARTSYS (a signal). */
 int zcnet_helper_ddp_lent_wait(struct sock *sk, long *timeo);
+/* How long close waits for TCP to give back lent pages: sk's SO_LINGER
+ * time when set, else 0, in jiffies. */
+long zcnet_helper_ddp_linger_timeo(struct sock *sk);
+/* In the ULP's close (sk locked), before TCP's: TCP's close resets the
+ * connection and drops what it queued (a zero SO_LINGER), so that it
+ * holds no more page lent from a registration. */
+void zcnet_helper_ddp_abort_on_close(struct sock *sk);
 /* Queues the release: unmapped, unpinned (dirtied when pinned writable),
  * uncounted, uncharged, freed. */
 void zcnet_helper_ddp_mr_release(struct zcnet_ddp_mr *mr);

@@ -813,6 +813,23 @@ impl FpduParser {
         self.start
     }
 
+    /// Stream position where the FPDU after the current one starts, once
+    /// known: the next byte between FPDUs (without markers), the current
+    /// FPDU's end once its length field is read. `None` while the length
+    /// field is incomplete, after an error, and between FPDUs with markers
+    /// (the next FPDU may begin at a marker before the next byte).
+    pub fn next_fpdu_start(&self) -> Option<u32> {
+        if self.failed.is_some() {
+            return None;
+        }
+        if self.header_known {
+            return FpduLayout::new(self.start, self.ulpdu_len, self.framing.markers)
+                .ok()
+                .map(|l| l.next_start());
+        }
+        (self.have == 0 && !self.framing.markers).then_some(self.pos)
+    }
+
     /// True between FPDUs (nothing of the next one received yet, markers
     /// aside).
     pub const fn at_boundary(&self) -> bool {
@@ -1371,8 +1388,12 @@ mod tests {
         // The first FPDU taken from the stream by the caller...
         p.skip(a).unwrap();
         assert_eq!(p.position(), a as u32);
+        assert_eq!(p.next_fpdu_start(), Some(a as u32));
         // ...the second parsed after it, in two pieces.
-        assert_eq!(p.push(&mut buf, &wire[a..a + 10]).unwrap(), (10, None));
+        assert_eq!(p.push(&mut buf, &wire[a..a + 1]).unwrap(), (1, None));
+        assert_eq!(p.next_fpdu_start(), None);
+        assert_eq!(p.push(&mut buf, &wire[a + 1..a + 10]).unwrap(), (9, None));
+        assert_eq!(p.next_fpdu_start(), Some((a + b) as u32));
         assert!(!p.at_boundary());
         assert_eq!(p.remaining(), b - 10);
         assert_eq!(p.skip(b), Err(FpduError::Unaligned));

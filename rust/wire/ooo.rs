@@ -17,23 +17,26 @@
 //!
 //! Stream positions count from the first byte after the MPA start-up frames
 //! ([`Stream::mpa_seq`]), as in [`super::mpa`]; FPDUs start on 4-byte
-//! boundaries. An FPDU start is trusted when it is
+//! boundaries. Only an FPDU start that is *known* is used:
 //!
-//! 1. the next FPDU boundary the in-order parser already knows
-//!    ([`Stream::next_fpdu`]), when that lies in the segment;
-//! 2. with markers (RFC 5044 §4.3, every 512 stream bytes): where a marker
-//!    in the segment points (its FPDUPTR leads back to the ULPDU_Length
-//!    field of the FPDU around it; 0 means the FPDU starts at the marker);
-//! 3. the end of an FPDU that was itself found and verified (chaining).
+//! 1. [`Stream::next_fpdu`], when it lies in the segment: a boundary the
+//!    caller derived from framing it has read (the in-order parser's current
+//!    FPDU length, the length fields of FPDUs queued in order, and the ends
+//!    of the FPDUs earlier scans went through, [`Scan::next_start`]: the
+//!    kernel's walk follows them through contiguous out-of-order data);
+//! 2. with markers (RFC 5044 §4.3, every 512 stream bytes): where the first
+//!    marker that points into the segment says (its FPDUPTR leads back to
+//!    the ULPDU_Length field of the FPDU around it; 0 means the FPDU starts
+//!    at the marker);
+//! 3. the end of an FPDU found and verified from one of these (chaining).
 //!
-//! Otherwise the segment's first byte is *assumed* to be an FPDU start, as
-//! an MPA-aware sender aligns FPDUs with TCP segments (RFC 5044 §5 and its
-//! Appendix A: every segment begins with an FPDU and holds whole FPDUs).
-//! The assumption is accepted only if the FPDUs it leads to parse, verify
-//! their CRC, and end exactly at the segment's end (or, with markers,
-//! exactly where a marker says an FPDU starts). A segment whose first
-//! marker belongs to an FPDU that began before the segment cannot start
-//! with an FPDU, and is not assumed to.
+//! Nothing else: a segment's first byte is never assumed to start an
+//! FPDU, even though an MPA-aware sender aligns FPDUs with segments (RFC
+//! 5044 §5): the receiver cannot tell such a sender from one whose TCP cut
+//! an FPDU, and the bytes after such a cut may be payload of a Send that
+//! looks like a Write FPDU, CRC included (anyone can compute it). A segment
+//! with no known start is refused ([`Refusal::NoFpduStart`]) and waits for
+//! the in-order path; with markers, bytes before the first anchor too.
 //!
 //! Every FPDU must lie whole in the segment: the CRC covers all of it
 //! (markers included), and nothing is placed that the CRC has not covered.
@@ -209,14 +212,16 @@ pub enum Refusal {
     /// The whole segment lies inside the FPDU the in-order parser is
     /// receiving.
     InsideKnownFpdu,
-    /// No trusted FPDU start in the segment (markers point before it).
+    /// No known FPDU start in the segment: none derived from framing read
+    /// before, and no marker pointing into it.
     NoFpduStart,
-    /// An assumed FPDU start not on a 4-byte stream boundary.
+    /// A known FPDU start not on a 4-byte stream boundary (or just after a
+    /// marker position).
     NotAligned,
     /// A ULPDU length over the limit, or too short for a DDP header.
     BadLength,
-    /// An FPDU runs past the end of the segment (or, for an assumed start,
-    /// the FPDUs do not end where the segment or a marker says).
+    /// An FPDU runs past the end of the segment ([`Scan::next_start`] then
+    /// says where it ends).
     Straddles,
     /// A marker's FPDUPTR disagrees with the FPDU it sits in.
     MarkerInconsistent,
@@ -232,6 +237,51 @@ pub enum Refusal {
     Empty,
     /// The tagged offset plus the length wraps.
     ToWrap,
+}
+
+/// What a refusal is counted as: the reasons grouped as an operator reads
+/// them (each its own counter in the kernel).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefusalClass {
+    /// No FPDU start known in the segment: it waits for the in-order path.
+    NoStart,
+    /// Framing the engine does not take: an FPDU not whole in the bytes
+    /// scanned, alignment, length, markers, CRC, versions, CRC off, a
+    /// segment outside the window.
+    Framing,
+    /// Left to the in-order path: untagged DDP segments, RDMAP opcodes
+    /// other than RDMA Write and Read Response, empty payloads (and, in the
+    /// kernel, an FPDU its record of placed FPDUs has no room for).
+    InOrderOnly,
+    /// The registration does not take it: unknown or foreign STag, no
+    /// access, out of bounds, a TO range that wraps (and, in the kernel, a
+    /// registration the peer may invalidate, or not an outstanding Read's
+    /// sink).
+    Access,
+}
+
+impl Refusal {
+    /// The class this refusal counts under.
+    pub const fn class(self) -> RefusalClass {
+        match self {
+            Refusal::NoFpduStart | Refusal::InsideKnownFpdu => RefusalClass::NoStart,
+            Refusal::Untagged | Refusal::UnsupportedOpcode(_) | Refusal::Empty => {
+                RefusalClass::InOrderOnly
+            }
+            Refusal::ToWrap => RefusalClass::Access,
+            Refusal::CrcOff
+            | Refusal::Straddles
+            | Refusal::NoData
+            | Refusal::NotAhead
+            | Refusal::OutOfWindow
+            | Refusal::BadState
+            | Refusal::NotAligned
+            | Refusal::BadLength
+            | Refusal::MarkerInconsistent
+            | Refusal::BadCrc
+            | Refusal::BadVersion => RefusalClass::Framing,
+        }
+    }
 }
 
 /// One refused FPDU (or segment).
@@ -375,9 +425,9 @@ pub struct Scan<'a, B: SegmentBytes + ?Sized = [u8]> {
     pos: u32,
     /// Segment offset of the next FPDU.
     next: usize,
-    /// FPDUs starting before this offset had their CRC checked already.
-    verified: usize,
     done: bool,
+    /// Why the scan ended early (the FPDU at `next`).
+    stop: Option<Refusal>,
 }
 
 // By hand: a derived `Clone` would ask `B: Clone`, which `[u8]` is not.
@@ -390,8 +440,8 @@ impl<B: SegmentBytes + ?Sized> Clone for Scan<'_, B> {
             max_ulpdu: self.max_ulpdu,
             pos: self.pos,
             next: self.next,
-            verified: self.verified,
             done: self.done,
+            stop: self.stop,
         }
     }
 }
@@ -433,8 +483,8 @@ pub fn scan_in<'a, B: SegmentBytes + ?Sized>(
         max_ulpdu: st.max_ulpdu,
         pos: seq.wrapping_sub(st.mpa_seq),
         next: 0,
-        verified: 0,
         done: false,
+        stop: None,
     };
     // 1. The boundary the in-order parser knows.
     if let Some(b) = st.next_fpdu {
@@ -447,18 +497,16 @@ pub fn scan_in<'a, B: SegmentBytes + ?Sized>(
                 return Err(Refusal::InsideKnownFpdu);
             }
             s.next = off;
-            s.verified = off;
             return Ok(s);
         }
     }
-    // 2. Markers: the first one in the segment tells whether the segment
-    // can begin with an FPDU; the first that points into it is an anchor.
-    let mut anchor = None;
-    let mut first_ok = true;
+    // 2. Markers: the first marker that points into the segment (its
+    // FPDUPTR leads to an FPDU start at or after the segment's first byte)
+    // anchors it. Nothing before the anchor is looked at: bytes there may
+    // be the payload of an FPDU that began before the segment.
     if st.framing.markers {
         let phase = s.phase();
         let mut o = (INTERVAL - phase) % INTERVAL;
-        let mut first = true;
         let mut m = [0u8; MARKER_LEN];
         while payload.read(o, &mut m) {
             let ptr = usize::from(u16::from_be_bytes([m[2], m[3]])) & !3;
@@ -475,13 +523,9 @@ pub fn scan_in<'a, B: SegmentBytes + ?Sized>(
                     None => None,
                 }
             };
-            if first {
-                first_ok = start.is_some();
-                first = false;
-            }
-            if start.is_some() {
-                anchor = start;
-                break;
+            if let Some(a) = start {
+                s.next = a;
+                return Ok(s);
             }
             o = match o.checked_add(INTERVAL) {
                 Some(n) => n,
@@ -489,29 +533,59 @@ pub fn scan_in<'a, B: SegmentBytes + ?Sized>(
             };
         }
     }
-    // 3. The segment's first byte, assumed; it must chain to the anchor or
-    // to the segment's end exactly.
-    if anchor == Some(0) {
-        return Ok(s);
+    // 3. No FPDU start known: the segment waits for the in-order path. Its
+    // first byte is not assumed to start an FPDU (a sender's segment
+    // boundary may fall inside an FPDU, before payload bytes that look
+    // like one; the CRC proves nothing, anyone can compute it).
+    Err(Refusal::NoFpduStart)
+}
+
+/// Carries a known FPDU start `k` (a sequence number) past the FPDUs the
+/// receiver holds in order before `rcv_nxt`, by their length fields:
+/// `len_at(seq)` reads the ULPDU_Length field at `seq` (`None` when its
+/// bytes are not all there). Gives the known start at or after `rcv_nxt`,
+/// or `None`: a field missing, a length over `max_ulpdu`, more than `steps`
+/// FPDUs, markers (their layout would have to be read too), or `k` before
+/// `floor` (the in-order read position) or more than [`MAX_WINDOW`] after
+/// it.
+pub fn carry_start(
+    mut k: u32,
+    floor: u32,
+    rcv_nxt: u32,
+    markers: bool,
+    max_ulpdu: usize,
+    steps: usize,
+    mut len_at: impl FnMut(u32) -> Option<u16>,
+) -> Option<u32> {
+    if k.wrapping_sub(floor) > MAX_WINDOW {
+        return None;
     }
-    if first_ok {
-        let target = anchor.unwrap_or(size);
-        match s.walk(0, target) {
-            Ok(()) => {
-                s.verified = target;
-                return Ok(s);
-            }
-            Err(e) if anchor.is_none() => return Err(e),
-            Err(_) => {}
+    for _ in 0..=steps {
+        if !before(k, rcv_nxt) {
+            return Some(k);
         }
+        if markers {
+            return None;
+        }
+        let u = usize::from(len_at(k)?);
+        if u > max_ulpdu {
+            return None;
+        }
+        k = k.wrapping_add(mpa::fpdu_len(u) as u32);
     }
-    match anchor {
-        Some(a) => {
-            s.next = a;
-            s.verified = a;
-            Ok(s)
-        }
-        None => Err(Refusal::NoFpduStart),
+    None
+}
+
+/// Where the walk from a known FPDU start resumes: the later of the start
+/// derived now (`known`) and the one an earlier walk reached (`reached`),
+/// both FPDU starts of the same stream; `reached` alone while it is not
+/// before `floor` (the in-order read position).
+pub fn resume_at(known: Option<u32>, reached: Option<u32>, floor: u32) -> Option<u32> {
+    match (known, reached) {
+        (Some(k), Some(c)) if after(c, k) => Some(c),
+        (Some(k), _) => Some(k),
+        (None, Some(c)) if !before(c, floor) => Some(c),
+        _ => None,
     }
 }
 
@@ -621,17 +695,41 @@ impl<B: SegmentBytes + ?Sized> Scan<'_, B> {
         })
     }
 
-    /// Walks verified FPDUs from `from`; they must end exactly at `to`.
-    fn walk(&self, from: usize, to: usize) -> Result<(), Refusal> {
-        let mut at = from;
-        while at < to {
-            at = self.fpdu_at(at, true)?.end;
+    /// Where the next FPDU starts after the ones this scan went through,
+    /// as a TCP sequence number: call it once the iterator has ended. The
+    /// FPDUs were found from a known start, so the end of each is known
+    /// too; an FPDU that runs past the segment's end is passed over by its
+    /// length field (its own bytes go in order), and one whose length field
+    /// is not all in the segment leaves its start. `None` after any other
+    /// framing error: nothing after it is known (the in-order path reports
+    /// the error).
+    pub fn next_start(&self) -> Option<u32> {
+        match self.stop {
+            None => Some(self.seq_of(self.next)),
+            Some(Refusal::Straddles) => self.straddle_end(self.next),
+            Some(_) => None,
         }
-        if at == to {
-            Ok(())
+    }
+
+    /// The end of the FPDU at segment offset `start` that runs past the
+    /// segment's end (its start while its length field is incomplete).
+    fn straddle_end(&self, start: usize) -> Option<u32> {
+        let pos = self.pos.wrapping_add(start as u32);
+        let hdr = if self.framing.markers && pos % mpa::MARKER_INTERVAL == 0 {
+            start.checked_add(MARKER_LEN)?
         } else {
-            Err(Refusal::Straddles)
+            start
+        };
+        let mut h = [0u8; HDR_LEN];
+        if !self.payload.read(hdr, &mut h) {
+            return Some(self.seq_of(start));
         }
+        let ulpdu_len = usize::from(u16::from_be_bytes(h));
+        if ulpdu_len > self.max_ulpdu {
+            return None;
+        }
+        let layout = FpduLayout::new(pos, ulpdu_len, self.framing.markers).ok()?;
+        Some(self.seq_of(start).wrapping_add(layout.wire_len as u32))
     }
 
     fn seq_of(&self, off: usize) -> u32 {
@@ -713,10 +811,11 @@ impl<B: SegmentBytes + ?Sized> Iterator for Scan<'_, B> {
             self.done = true;
             return None;
         }
-        let f = match self.fpdu_at(self.next, self.next >= self.verified) {
+        let f = match self.fpdu_at(self.next, true) {
             Ok(f) => f,
             Err(reason) => {
                 self.done = true;
+                self.stop = Some(reason);
                 return Some(Err(Refused { reason, fpdu: None }));
             }
         };
@@ -1232,58 +1331,40 @@ mod tests {
         refusals: Vec<Refusal>,
     }
 
-    /// Plays the kernel: segments `cuts` of `wire` (stream position 0 at
-    /// `mpa_seq`) arrive in `order`, the first cut held back (the hole), so
-    /// all others go through the engine; placements are checked against
-    /// the region, recorded, then copied. `corrupt` bytes (wire offsets) are
-    /// flipped in what the engine sees (the in-order path gets TCP's clean
-    /// retransmission). Then the in-order path parses the whole stream,
-    /// skipping the copy of what was placed, and the region must hold
-    /// exactly `expect`.
-    fn play(
-        framing: Framing,
-        mpa_seq: u32,
-        wire: &Wire,
-        cuts: &[Range<usize>],
-        order: &[usize],
-        corrupt: &[usize],
-        expect: &[u8],
-    ) -> Outcome {
-        let mut out = Outcome::default();
-        let mut mem = std::vec![0u8; REGION_LEN];
-        let mut placed = PlacedSet::<32>::new(mpa_seq);
-        let st = stream(mpa_seq, framing);
-        let reg = region();
-        for &i in order {
-            if i == 0 {
-                continue;
-            }
-            let c = cuts[i].clone();
-            let mut seg = wire.bytes[c.clone()].to_vec();
-            for &k in corrupt {
-                if c.contains(&k) {
-                    seg[k - c.start] ^= 0x20;
-                }
-            }
-            let seq = mpa_seq.wrapping_add(c.start as u32);
+    impl Outcome {
+        /// One scan of segment `seg` (cut `i`) at `seq`: each placement
+        /// checked, recorded, then copied into `mem`.
+        #[allow(clippy::too_many_arguments)]
+        fn scan(
+            &mut self,
+            st: &Stream,
+            seq: u32,
+            seg: &[u8],
+            i: usize,
+            corrupt: &[usize],
+            mpa_seq: u32,
+            reg: &Region,
+            placed: &mut PlacedSet<32>,
+            mem: &mut [u8],
+        ) {
             // The same decisions from the bytes read where they lie, in
             // pieces (as from an skb's fragments).
-            let flat: Result<Vec<_>, _> = scan(&st, seq, &seg).map(|x| x.clone().collect());
-            let pieces = Scattered::new(&seg, 5 + 3 * i);
-            let apart: Result<Vec<_>, _> = scan_in(&st, seq, &pieces).map(|x| x.collect());
+            let flat: Result<Vec<_>, _> = scan(st, seq, seg).map(|x| x.clone().collect());
+            let pieces = Scattered::new(seg, 5 + 3 * i);
+            let apart: Result<Vec<_>, _> = scan_in(st, seq, &pieces).map(|x| x.collect());
             assert_eq!(flat, apart);
-            let scan = match scan(&st, seq, &seg) {
+            let scan = match scan(st, seq, seg) {
                 Ok(s) => s,
                 Err(r) => {
-                    out.refusals.push(r);
-                    continue;
+                    self.refusals.push(r);
+                    return;
                 }
             };
             for d in scan {
                 let p = match d {
                     Ok(p) => p,
                     Err(r) => {
-                        out.refusals.push(r.reason);
+                        self.refusals.push(r.reason);
                         continue;
                     }
                 };
@@ -1304,8 +1385,91 @@ mod tests {
                     n += len;
                 }
                 assert_eq!(n, p.len);
-                out.ooo_bytes += n;
-                out.ooo_fpdus += 1;
+                self.ooo_bytes += n;
+                self.ooo_fpdus += 1;
+            }
+        }
+    }
+
+    /// Plays the kernel: segments `cuts` of `wire` (stream position 0 at
+    /// `mpa_seq`) arrive in `order`, the first cut held back (the hole), so
+    /// all others go through the engine; placements are checked against
+    /// the region, recorded, then copied. `corrupt` bytes (wire offsets) are
+    /// flipped in what the engine sees (the in-order path gets TCP's clean
+    /// retransmission). Then the in-order path parses the whole stream,
+    /// skipping the copy of what was placed, and the region must hold
+    /// exactly `expect`.
+    #[allow(clippy::too_many_arguments)]
+    fn play(
+        framing: Framing,
+        mpa_seq: u32,
+        wire: &Wire,
+        cuts: &[Range<usize>],
+        order: &[usize],
+        corrupt: &[usize],
+        expect: &[u8],
+        known: Option<usize>,
+    ) -> Outcome {
+        let mut out = Outcome::default();
+        let mut mem = std::vec![0u8; REGION_LEN];
+        let mut placed = PlacedSet::<32>::new(mpa_seq);
+        let st = Stream {
+            next_fpdu: None,
+            ..stream(mpa_seq, framing)
+        };
+        let reg = region();
+        let bytes_of = |c: &Range<usize>| {
+            let mut seg = wire.bytes[c.clone()].to_vec();
+            for &k in corrupt {
+                if c.contains(&k) {
+                    seg[k - c.start] ^= 0x20;
+                }
+            }
+            seg
+        };
+        let mut arrived = std::vec![false; cuts.len()];
+        let mut chain = known;
+        for &i in order {
+            if i == 0 {
+                continue;
+            }
+            arrived[i] = true;
+            // The walk from the known start through what has arrived.
+            let mut todo = Vec::new();
+            while let Some(k) = chain {
+                let Some(j) = (1..cuts.len()).find(|&j| arrived[j] && cuts[j].contains(&k)) else {
+                    break;
+                };
+                let seg = bytes_of(&cuts[j])[k - cuts[j].start..].to_vec();
+                let kseq = mpa_seq.wrapping_add(k as u32);
+                let kst = Stream {
+                    next_fpdu: Some(kseq),
+                    ..st
+                };
+                let mut x = scan(&kst, kseq, &seg).unwrap();
+                for _ in x.by_ref() {}
+                chain = x
+                    .next_start()
+                    .map(|n| n.wrapping_sub(mpa_seq) as usize)
+                    .filter(|&n| n > k);
+                todo.push((kst, kseq, seg));
+            }
+            // Each segment on its own: only markers can anchor it.
+            let seg = bytes_of(&cuts[i]);
+            let seq = mpa_seq.wrapping_add(cuts[i].start as u32);
+            todo.push((st, seq, seg));
+            for (st, seq, seg) in todo {
+                out.scan(
+                    &st,
+                    seq,
+                    &seg,
+                    i,
+                    corrupt,
+                    mpa_seq,
+                    &reg,
+                    &mut placed,
+                    &mut mem,
+                );
             }
         }
         // The in-order path.
@@ -1379,7 +1543,7 @@ mod tests {
     }
 
     #[test]
-    fn aligned_without_markers_all_but_the_hole_placed() {
+    fn aligned_without_markers_placed_only_from_a_known_start() {
         let sizes = [1000, 1400, 64, 1, 1420, 900, 333, 1024];
         let (ulpdus, expect) = writes(&sizes, 7);
         for mpa_seq in [0, 0x1234_5678, u32::MAX - 5000] {
@@ -1388,11 +1552,18 @@ mod tests {
                 let cuts = aligned_cuts(&w, per);
                 for seed in 1..6 {
                     let order = shuffled(cuts.len(), seed);
-                    let o = play(CRC, mpa_seq, &w, &cuts, &order, &[], &expect);
                     let hole: usize = sizes[..per].iter().sum();
+                    // The hole's FPDU lengths unknown: nothing is placed.
+                    let o = play(CRC, mpa_seq, &w, &cuts, &order, &[], &expect, None);
+                    assert_eq!((o.ooo_bytes, o.inorder_bytes), (0, sizes.iter().sum()));
+                    assert!(o.refusals.iter().all(|r| *r == Refusal::NoFpduStart));
+                    assert_eq!(o.refusals.len(), cuts.len() - 1);
+                    // Its end known (the in-order parser read the lengths):
+                    // every FPDU after it is placed.
+                    let known = Some(cuts[0].end);
+                    let o = play(CRC, mpa_seq, &w, &cuts, &order, &[], &expect, known);
                     assert_eq!(o.ooo_bytes, sizes.iter().sum::<usize>() - hole);
                     assert_eq!(o.inorder_bytes, hole);
-                    assert!(o.refusals.is_empty(), "{:?}", o.refusals);
                 }
             }
         }
@@ -1406,15 +1577,66 @@ mod tests {
         for mss in [536, 1448, 1460] {
             let cuts = mss_cuts(w.bytes.len(), mss);
             let order = shuffled(cuts.len(), mss as u64);
-            let o = play(CRC, 0x8000_0000, &w, &cuts, &order, &[], &expect);
-            // No segment of these holds a whole FPDU from its first byte to
-            // its last.
-            assert_eq!(o.ooo_bytes, 0);
-            assert_eq!(o.inorder_bytes, sizes.iter().sum::<usize>());
-            assert!(o
-                .refusals
-                .iter()
-                .all(|r| matches!(r, Refusal::Straddles | Refusal::BadCrc | Refusal::BadLength)));
+            for known in [None, Some(w.fpdus[1].start)] {
+                let o = play(CRC, 0x8000_0000, &w, &cuts, &order, &[], &expect, known);
+                // No segment of these holds a whole FPDU.
+                assert_eq!(o.ooo_bytes, 0);
+                assert_eq!(o.inorder_bytes, sizes.iter().sum::<usize>());
+                assert!(o
+                    .refusals
+                    .iter()
+                    .all(|r| matches!(r, Refusal::Straddles | Refusal::NoFpduStart)));
+            }
+        }
+    }
+
+    /// RFC 5044 §5's attack on an unmarked stream: a Send whose payload
+    /// holds a valid Write FPDU, a segment boundary just before it (a
+    /// sender's TCP may cut anywhere), delivered ahead of a hole. Never a
+    /// Write; the Send's own framing, when known, passes over it.
+    #[test]
+    fn send_payload_that_looks_like_a_write_is_never_placed() {
+        let fake = encode(
+            CRC,
+            0,
+            &[tagged(Opcode::Write, STAG, BASE + 64, true, &[0x5a; 20])],
+        );
+        let mut payload = b"smg\0".to_vec();
+        payload.extend_from_slice(&fake.bytes);
+        let (hole, region) = writes(&[333], 3);
+        let w = encode(CRC, 0, &[hole[0].clone(), send(1, &payload)]);
+        let s = w.fpdus[1].clone();
+        // The fake FPDU's start: after the Send's MPA and DDP headers and
+        // the 4 bytes before it.
+        let at = s.start + HDR_LEN + ddp::UNTAGGED_HDR_LEN + 4;
+        assert_eq!(&w.bytes[at..at + fake.bytes.len()], &fake.bytes[..]);
+        let cuts = [
+            0..s.start,
+            s.start..at,
+            at..at + fake.bytes.len(),
+            at + fake.bytes.len()..s.end,
+        ];
+        let mut st = stream(0, CRC);
+        st.next_fpdu = None;
+        let seq = at as u32;
+        let seg = &w.bytes[cuts[2].clone()];
+        // Nothing known: refused.
+        assert_eq!(scan(&st, seq, seg).err(), Some(Refusal::NoFpduStart));
+        // The Send's start known: the walk passes over the Send whole.
+        st.next_fpdu = Some(s.start as u32);
+        assert_eq!(scan(&st, seq, seg).err(), Some(Refusal::NoFpduStart));
+        let mut x = scan(&st, s.start as u32, &w.bytes[cuts[1].clone()]).unwrap();
+        assert_eq!(x.next().unwrap().unwrap_err().reason, Refusal::Straddles);
+        assert!(x.next().is_none());
+        assert_eq!(x.next_start(), Some(s.end as u32));
+        st.next_fpdu = Some(s.end as u32);
+        assert_eq!(scan(&st, seq, seg).err(), Some(Refusal::InsideKnownFpdu));
+        // In any order, with or without the Send's start: no placement.
+        for known in [None, Some(s.start)] {
+            for seed in 1..4 {
+                let o = play(CRC, 0, &w, &cuts, &shuffled(4, seed), &[], &region, known);
+                assert_eq!(o.ooo_bytes, 0);
+            }
         }
     }
 
@@ -1426,18 +1648,24 @@ mod tests {
         st.rcv_nxt = u32::MAX - 3;
         st.next_fpdu = None;
         let cut = w.fpdus[0].end + 40;
-        // FPDU 0 whole, then 40 bytes of FPDU 1: the assumed start does not
-        // lead to the segment's end.
+        // FPDU 0 whole, then 40 bytes of FPDU 1: no start known.
         assert_eq!(
             scan(&st, 0, &w.bytes[..cut]).err(),
-            Some(Refusal::Straddles)
+            Some(Refusal::NoFpduStart)
         );
         // Half of FPDU 0 and the rest.
         assert!(scan(&st, 60, &w.bytes[60..]).is_err());
         assert!(scan(&st, 60, &w.bytes[60..cut]).is_err());
-        // A known start: FPDU 0 is placed, FPDU 1 straddles.
+        // A known start: FPDU 0 is placed, FPDU 1 straddles; the walk
+        // goes on at its end.
         st.next_fpdu = Some(0);
-        let got: Vec<_> = scan(&st, 0, &w.bytes[..cut]).unwrap().collect();
+        let mut x = scan(&st, 0, &w.bytes[..cut]).unwrap();
+        let got: Vec<_> = x.by_ref().collect();
+        assert_eq!(x.next_start(), Some(w.fpdus[1].end as u32));
+        // Its length field cut: its start.
+        let mut x = scan(&st, 0, &w.bytes[..w.fpdus[0].end + 1]).unwrap();
+        for _ in x.by_ref() {}
+        assert_eq!(x.next_start(), Some(w.fpdus[0].end as u32));
         assert_eq!(got.len(), 2);
         assert!(got[0].is_ok());
         assert_eq!(
@@ -1458,15 +1686,15 @@ mod tests {
             for mss in [1448, 4000, 9000] {
                 let cuts = mss_cuts(w.bytes.len(), mss);
                 let order = shuffled(cuts.len(), mss as u64 + 1);
-                let o = play(CRC_MARKERS, mpa_seq, &w, &cuts, &order, &[], &expect);
+                let o = play(CRC_MARKERS, mpa_seq, &w, &cuts, &order, &[], &expect, None);
                 assert_eq!(o.ooo_bytes + o.inorder_bytes, sizes.iter().sum::<usize>());
                 if mss == 9000 {
                     // Whole FPDUs fit in these segments.
                     assert!(o.ooo_fpdus >= 2, "{o:?}");
                 }
             }
-            // Aligned segments of one to three FPDUs: the assumed start
-            // leads to the first marker's FPDU or to the segment's end.
+            // Aligned segments of one to three FPDUs, walked from the
+            // hole's end: all placed.
             for per in [1, 2, 3] {
                 let cuts = aligned_cuts(&w, per);
                 let o = play(
@@ -1477,9 +1705,14 @@ mod tests {
                     &shuffled(cuts.len(), 5),
                     &[],
                     &expect,
+                    Some(cuts[0].end),
                 );
                 assert_eq!(o.inorder_bytes, sizes[..per].iter().sum::<usize>());
-                assert!(o.refusals.is_empty(), "{:?}", o.refusals);
+                assert!(
+                    o.refusals.iter().all(|r| *r == Refusal::NoFpduStart),
+                    "{:?}",
+                    o.refusals
+                );
             }
         }
     }
@@ -1502,6 +1735,7 @@ mod tests {
                     &shuffled(cuts.len(), seed),
                     &[k],
                     &expect,
+                    Some(cuts[0].end),
                 );
                 if !cuts[0].contains(&k) {
                     assert!(!o.refusals.is_empty(), "corruption at {k} unnoticed");
@@ -1535,9 +1769,10 @@ mod tests {
         ];
         let w = encode(CRC, 0, &ulpdus);
         let mut st = stream(0x1000, CRC);
-        st.next_fpdu = None;
+        st.next_fpdu = Some(0x1000);
         let seg = &w.bytes[..];
-        // The whole image as one segment ahead of a hole of 4 bytes.
+        // The whole image as one segment ahead of a hole of 4 bytes, its
+        // start known.
         let st = Stream {
             rcv_nxt: 0x1000 - 4,
             ..st
@@ -1603,6 +1838,8 @@ mod tests {
         st.rcv_nxt = s1.wrapping_sub(MAX_WINDOW);
         assert_eq!(scan(&st, s1, seg).err(), Some(Refusal::OutOfWindow));
         st.rcv_nxt = s1.wrapping_sub(MAX_WINDOW - seg.len() as u32);
+        assert_eq!(scan(&st, s1, seg).err(), Some(Refusal::NoFpduStart));
+        st.next_fpdu = Some(s1);
         assert!(scan(&st, s1, seg).is_ok());
         // Inside the FPDU the in-order parser is receiving.
         st.rcv_nxt = 0;
@@ -1624,16 +1861,14 @@ mod tests {
         st.next_fpdu = Some(u32::MAX);
         assert_eq!(scan(&st, s1, seg).err(), Some(Refusal::BadState));
         // Not on a 4-byte boundary.
-        st.next_fpdu = None;
-        assert_eq!(
-            scan(&st, s1 + 2, &seg[2..]).err(),
-            Some(Refusal::NotAligned)
-        );
+        st.next_fpdu = Some(s1 + 2);
+        assert_eq!(first_refusal(&st, s1 + 2, &seg[2..]), Refusal::NotAligned);
         // No payload.
         assert_eq!(scan(&st, s1, &[]).err(), Some(Refusal::NoData));
         // ULPDU over the limit.
         st.max_ulpdu = 99;
-        assert_eq!(scan(&st, s1, seg).err(), Some(Refusal::BadLength));
+        st.next_fpdu = Some(s1);
+        assert_eq!(first_refusal(&st, s1, seg), Refusal::BadLength);
     }
 
     #[test]
@@ -1729,7 +1964,7 @@ mod tests {
         );
         assert_eq!(
             scan(&st, 516, &w.bytes[516..1000]).err(),
-            Some(Refusal::NotAligned)
+            Some(Refusal::NoFpduStart)
         );
         // A marker pointing at another marker position.
         let mut bad = w.bytes.clone();
@@ -1748,7 +1983,7 @@ mod tests {
     }
 
     #[test]
-    fn assumed_start_falls_back_to_the_marker() {
+    fn markers_anchor_only_what_they_point_at() {
         // FPDU 0 (leading marker, 124 bytes) and FPDU 1 (120 bytes) lie
         // between two markers; FPDU 2 holds the marker at 512.
         let (ulpdus, _) = writes(&[100, 100, 3000], 21);
@@ -1756,16 +1991,23 @@ mod tests {
         assert_eq!((w.fpdus[1].start, w.fpdus[2].start), (124, 244));
         let mut st = stream(0, CRC_MARKERS);
         st.next_fpdu = None;
-        // From FPDU 1: the assumed start leads to the marker's FPDU.
+        // From FPDU 1: no marker points at it, only the marker's FPDU is
+        // placed (FPDU 1 may as well be payload of one before it).
+        let got: Vec<_> = scan(&st, 124, &w.bytes[124..]).unwrap().collect();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].as_ref().unwrap().fpdu.start, 244);
+        // Its start known: both.
+        st.next_fpdu = Some(124);
         let got: Vec<_> = scan(&st, 124, &w.bytes[124..]).unwrap().collect();
         assert_eq!(got.len(), 2);
         assert!(got.iter().all(|g| g.is_ok()));
-        // FPDU 1 corrupted: only the marker's FPDU is placed.
+        // FPDU 1 corrupted: the walk stops there.
         let mut bad = w.bytes.clone();
         bad[200] ^= 1;
-        let got: Vec<_> = scan(&st, 124, &bad[124..]).unwrap().collect();
-        assert_eq!(got.len(), 1);
-        assert_eq!(got[0].as_ref().unwrap().fpdu.start, 244);
+        let mut x = scan(&st, 124, &bad[124..]).unwrap();
+        assert_eq!(x.next().unwrap().unwrap_err().reason, Refusal::BadCrc);
+        assert!(x.next().is_none());
+        assert_eq!(x.next_start(), None);
         // A Read Response needs local write.
         let rr = tagged(Opcode::ReadResponse, STAG, BASE + 8, true, &[5; 64]);
         let w = encode(CRC_MARKERS, 124, &[rr]);
@@ -1777,6 +2019,67 @@ mod tests {
         };
         assert_eq!(sink.check_placement(&p), Ok(8));
         assert_eq!(region().check_placement(&p), Err(AccessError::NoAccess));
+    }
+
+    #[test]
+    fn known_starts_carried_and_resumed() {
+        // Three FPDUs of 100-byte ULPDUs (108 bytes each with the pad and
+        // the CRC) from 1000.
+        let fields = |seq: u32| match seq {
+            1000 | 1108 | 1216 => Some(100),
+            _ => None,
+        };
+        // Past two queued FPDUs to the start at or after rcv_nxt.
+        assert_eq!(
+            carry_start(1000, 1000, 1150, false, 65535, 8, fields),
+            Some(1216)
+        );
+        assert_eq!(
+            carry_start(1000, 1000, 1000, false, 65535, 8, fields),
+            Some(1000)
+        );
+        assert_eq!(
+            carry_start(1108, 1000, 1108, false, 65535, 8, fields),
+            Some(1108)
+        );
+        // Across the wrap of the sequence space.
+        let w = |seq: u32| (seq == u32::MAX - 3).then_some(100);
+        assert_eq!(
+            carry_start(u32::MAX - 3, u32::MAX - 3, 50, false, 65535, 8, w),
+            Some(104)
+        );
+        // A field not there, too long, too many, markers, behind the floor.
+        assert_eq!(carry_start(1000, 1000, 1400, false, 65535, 8, fields), None);
+        assert_eq!(carry_start(1000, 1000, 1150, false, 99, 8, fields), None);
+        assert_eq!(carry_start(1000, 1000, 1150, false, 65535, 1, fields), None);
+        assert_eq!(carry_start(1000, 1000, 1150, true, 65535, 8, fields), None);
+        assert_eq!(
+            carry_start(1000, 1000, 1000, true, 65535, 8, fields),
+            Some(1000)
+        );
+        assert_eq!(carry_start(999, 1000, 1150, false, 65535, 8, fields), None);
+        // The later of the two starts; an earlier walk's alone while ahead.
+        assert_eq!(resume_at(Some(10), Some(20), 5), Some(20));
+        assert_eq!(resume_at(Some(30), Some(20), 5), Some(30));
+        assert_eq!(resume_at(None, Some(20), 5), Some(20));
+        assert_eq!(resume_at(None, Some(20), 25), None);
+        assert_eq!(resume_at(Some(10), None, 5), Some(10));
+        assert_eq!(resume_at(None, None, 5), None);
+        assert_eq!(resume_at(Some(u32::MAX), Some(3), 0xffff_0000), Some(3));
+    }
+
+    #[test]
+    fn refusal_classes() {
+        assert_eq!(Refusal::NoFpduStart.class(), RefusalClass::NoStart);
+        assert_eq!(Refusal::InsideKnownFpdu.class(), RefusalClass::NoStart);
+        assert_eq!(Refusal::Straddles.class(), RefusalClass::Framing);
+        assert_eq!(Refusal::BadCrc.class(), RefusalClass::Framing);
+        assert_eq!(Refusal::Untagged.class(), RefusalClass::InOrderOnly);
+        assert_eq!(
+            Refusal::UnsupportedOpcode(1).class(),
+            RefusalClass::InOrderOnly
+        );
+        assert_eq!(Refusal::ToWrap.class(), RefusalClass::Access);
     }
 
     #[test]

@@ -342,6 +342,13 @@ impl LentWait {
         Self(unsafe { ext::zcnet_helper_ddp_lent_timeo(sk.as_raw()) })
     }
 
+    /// The linger time of `sk` from now (`SO_LINGER`; none when unset):
+    /// the wait of its close.
+    pub fn linger(sk: &Locked<'_>) -> Self {
+        // SAFETY: `sk` is locked (`Locked`'s invariant); plain reads.
+        Self(unsafe { ext::zcnet_helper_ddp_linger_timeo(sk.as_raw()) })
+    }
+
     /// Sleeps, `sk`'s lock released meanwhile, until the socket is woken
     /// (a notification, data, an error) or the time is out (`ETIMEDOUT`
     /// when none was left); `EINTR` / `ERESTARTSYS` on a signal.
@@ -350,6 +357,15 @@ impl LentWait {
         // releases while it sleeps and takes again; `self.0` is writable.
         to_result(unsafe { ext::zcnet_helper_ddp_lent_wait(sk.as_raw(), &mut self.0) })
     }
+}
+
+/// Makes TCP's close, which follows the ULP's, reset the connection and
+/// drop everything it queued (a zero `SO_LINGER`), pages lent from a
+/// registration included.
+pub fn abort_on_close(sk: &Locked<'_>) {
+    // SAFETY: `sk` is locked (`Locked`'s invariant); the helper sets a flag
+    // and a field of the socket.
+    unsafe { ext::zcnet_helper_ddp_abort_on_close(sk.as_raw()) };
 }
 
 impl Drop for Mr {

@@ -10,12 +10,28 @@
 //! work item when a thread owns the socket. Either way TCP's out-of-order
 //! queue holds still and the run is serialised with the in-order path. The
 //! run (like softirq's receive path and the work item's) first takes what
-//! is in order, then [`Qp::ooo_walk`]: it hands what TCP accepted into its
-//! out-of-order queue and has not been scanned yet (past the walk's
-//! high-water mark, or in a gap it passed over: [`Gaps`]) to
-//! [`engine::scan_in`], which reads it where
-//! it lies (headers a few bytes at a time, the CRC computed over the skb)
-//! and, for each placement, checks the registration (valid, this
+//! is in order, then [`Qp::ooo_walk`], which scans out-of-order bytes only
+//! from an FPDU start it knows ([`engine::scan_in`] reads them where they
+//! lie: headers a few bytes at a time, the CRC computed over the skb):
+//!
+//! 1. the walk from the known start: the in-order parser's next FPDU start
+//!    (the current FPDU's end once its length field is read), carried by
+//!    the length fields of what TCP holds in order to `rcv_nxt` or beyond,
+//!    then through TCP's out-of-order queue as long as it holds the bytes
+//!    there: each window is scanned from the known start and the walk goes
+//!    on where the scan's last FPDU ends ([`engine::Scan::next_start`]; an
+//!    FPDU that runs past a window is passed over by its length). It stops
+//!    at a hole (the next start lies in it) and resumes there;
+//! 2. with markers, every segment not yet scanned (past the walk's
+//!    high-water mark, or in a gap it passed over: [`Gaps`]) from the
+//!    FPDUs its markers point at;
+//! 3. without markers, nothing else: a segment the walk cannot reach waits
+//!    for the in-order path (counted once in `ZcddpOooRefusedNoStart`).
+//!    Its first byte is never assumed to start an FPDU: a segment boundary
+//!    can fall inside a Send whose payload looks like a Write FPDU.
+//!
+//! Each refusal is counted by its class ([`RefusalClass`]). For each
+//! placement the engine finds, the walk checks the registration (valid, this
 //! connection's, the access, the bounds, the peer unable to invalidate it;
 //! for a Read Response also an outstanding Read's sink), records the
 //! FPDU's sequence range in a [`PlacedSet`] with its head and CRC, and
@@ -35,7 +51,10 @@ use crate::stat::{self, s};
 use crate::uapi;
 use crate::wire::{
     mpa::{self, Fpdu, FpduLayout},
-    ooo::{self as engine, Gaps, PlacedSet, Placement, Refusal, SegmentBytes, SeqRange, Stream},
+    ooo::{
+        self as engine, Gaps, PlacedSet, Placement, Refusal, RefusalClass, SegmentBytes, SeqRange,
+        Stream,
+    },
     rdmap::Opcode,
 };
 use crate::zcnet::ddp_sock::OfoSeg;
@@ -55,6 +74,10 @@ const GAPS: usize = 8;
 /// another run is scheduled (bottom halves stay off at most this long).
 const STEPS_PER_RUN: usize = 64;
 const BYTES_PER_RUN: usize = 256 * 1024;
+/// FPDU length fields read in TCP's in-order queue to carry the known
+/// FPDU start past what it holds (the in-order path leaves at most part of
+/// one FPDU there).
+const QUEUED_STEPS: usize = 8;
 
 /// The bytes of an FPDU's head recorded: the MPA length and the tagged
 /// DDP/RDMAP header (markers skipped), as the engine read them.
@@ -77,8 +100,15 @@ pub(crate) struct Ooo {
     mpa_seq: Option<u32>,
     placed: PlacedSet<RANGES>,
     recs: KVec<Rec>,
-    /// Out-of-order bytes before this were scanned, but for the gaps.
+    /// Out-of-order bytes before this were scanned (with markers), or
+    /// counted as having no known FPDU start (without), but for the gaps.
     scanned: Option<u32>,
+    /// The known FPDU start the walk reached: everything before it that
+    /// TCP holds out of order was scanned from a known start.
+    chain: Option<u32>,
+    /// The scan at `chain` met a framing error: nothing after it is known
+    /// until the in-order path passes it.
+    stuck: bool,
     /// Where TCP held nothing behind `scanned` when the walk went past.
     gaps: Gaps<GAPS>,
     /// Payload bytes placed out of order so far (wrapping), for
@@ -105,6 +135,8 @@ impl Ooo {
             placed: PlacedSet::new(0),
             recs,
             scanned: None,
+            chain: None,
+            stuck: false,
             gaps: Gaps::new(0),
             bytes: 0,
         })
@@ -235,6 +267,29 @@ fn whole_fpdus(seg: &OfoSeg<'_>, max: usize) -> usize {
     off
 }
 
+/// The walk's spending in one run.
+struct Run {
+    steps: usize,
+    bytes: usize,
+}
+
+impl Run {
+    fn spent(&self) -> bool {
+        self.steps >= STEPS_PER_RUN || self.bytes >= BYTES_PER_RUN
+    }
+}
+
+/// Where the FPDU at the start of `seg` ends (no markers), by its length
+/// field, as a sequence number; `None` when the field is not all there.
+fn fpdu_end(seg: &OfoSeg<'_>) -> Option<u32> {
+    let mut h = [0u8; mpa::HDR_LEN];
+    if !seg.read(0, &mut h) {
+        return None;
+    }
+    let u = usize::from(u16::from_be_bytes(h));
+    Some(seg.seq.wrapping_add(mpa::fpdu_len(u) as u32))
+}
+
 impl Qp {
     /// Places what TCP holds out of order (TCP's queues held still, after
     /// the in-order path took what it could), within the run's bounds.
@@ -261,7 +316,7 @@ impl Qp {
         let Some(mpa_seq) = o.mpa_seq else {
             return;
         };
-        let (copied, _) = sk.rcv_seqs();
+        let (copied, rcv_nxt) = sk.rcv_seqs();
         let pos = p.position();
         // Every byte read went to the parser; anything else is a bug: no
         // placement then.
@@ -269,28 +324,124 @@ impl Qp {
             return;
         }
         let markers = self.rx.markers;
-        // Between FPDUs (and not just after a marker, where the FPDU began
-        // at the marker): the next FPDU starts at the next byte.
-        let boundary =
-            p.at_boundary() && !(markers && pos % mpa::MARKER_INTERVAL <= mpa::MARKER_LEN as u32);
+        // The next FPDU start the framing read so far gives: the parser's,
+        // carried through what TCP queued in order.
+        let known = p.next_fpdu_start().and_then(|k| {
+            let k = mpa_seq.wrapping_add(k);
+            engine::carry_start(
+                k,
+                copied,
+                rcv_nxt,
+                markers,
+                p.max_ulpdu(),
+                QUEUED_STEPS,
+                |at| {
+                    let mut h = [0u8; mpa::HDR_LEN];
+                    matches!(sk.peek(at.wrapping_sub(copied), &mut h), Ok(true))
+                        .then(|| u16::from_be_bytes(h))
+                },
+            )
+        });
         let st = Stream {
             mpa_seq,
             framing: self.rx,
             max_ulpdu: mpa::MAX_ULPDU_LEN,
             rcv_nxt: copied,
-            next_fpdu: boundary.then_some(copied),
+            next_fpdu: None,
         };
-        o.gaps.advance(copied);
-        let (mut steps, mut bytes) = (0usize, 0usize);
-        // 1. What landed in a gap behind the high-water mark since the
-        // walk went past: a retransmission, or a segment another overtook.
+        let mut run = Run { steps: 0, bytes: 0 };
+        // 1. From the known start through what TCP holds contiguous after it.
+        if !self.ooo_follow(sk, o, &st, known, &mut run) {
+            return;
+        }
+        // 2. Markers anchor FPDUs in any segment: first in the gaps the
+        // walk passed over, then past its high-water mark. Without markers
+        // what the walk from a known start could not reach waits for the
+        // in-order path, counted once per segment.
+        if markers && !self.ooo_gaps(sk, o, &st, &mut run) {
+            return;
+        }
+        self.ooo_past_mark(sk, o, &st, &mut run);
+    }
+
+    /// Follows the known FPDU start `known` (or where an earlier run got to
+    /// from one) through TCP's out-of-order queue, scanning from each known
+    /// start and going on at the end of the last FPDU the scan passed, as
+    /// long as TCP holds the bytes there. False when the run's bounds ended
+    /// it (another run is scheduled).
+    fn ooo_follow(
+        &mut self,
+        sk: &RxLocked<'_>,
+        o: &mut Ooo,
+        st: &Stream,
+        known: Option<u32>,
+        run: &mut Run,
+    ) -> bool {
+        let Some(mut at) = engine::resume_at(known, o.chain, st.rcv_nxt) else {
+            o.chain = None;
+            return true;
+        };
+        if o.chain == Some(at) && o.stuck {
+            return true;
+        }
+        o.stuck = false;
+        loop {
+            o.chain = Some(at);
+            if run.spent() {
+                sk.kick_rx();
+                return false;
+            }
+            run.steps += 1;
+            let Some(rest) = sk.ofo_next(at) else {
+                return true;
+            };
+            if rest.seq != at {
+                // The known start lies in a hole: wait for it.
+                return true;
+            }
+            let win = if rest.len <= WINDOW || self.rx.markers {
+                rest.len
+            } else {
+                whole_fpdus(&rest, WINDOW)
+            };
+            let next = if win == 0 {
+                // (No markers.) An FPDU longer than a window: passed over by
+                // its length (the in-order path places it).
+                self.count(sk, RefusalClass::Framing, 1);
+                fpdu_end(&rest)
+            } else {
+                run.bytes += win;
+                let kst = Stream {
+                    next_fpdu: Some(at),
+                    ..*st
+                };
+                self.ooo_segment(sk, o, &kst, &rest.head(win))
+            };
+            match next {
+                Some(n) if engine::after(n, at) => at = n,
+                // Its length field not all there yet.
+                Some(_) => return true,
+                None => {
+                    o.stuck = true;
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// With markers: what landed in a gap behind the high-water mark since
+    /// the walk went past ([`Gaps`]: a retransmission, or a segment another
+    /// overtook), scanned for the FPDUs its markers point at. False when
+    /// the run's bounds ended it (another run is scheduled).
+    fn ooo_gaps(&mut self, sk: &RxLocked<'_>, o: &mut Ooo, st: &Stream, run: &mut Run) -> bool {
+        o.gaps.advance(st.rcv_nxt);
         let mut i = 0;
         while let Some(g) = o.gaps.get(i) {
-            if steps >= STEPS_PER_RUN || bytes >= BYTES_PER_RUN {
+            if run.spent() {
                 sk.kick_rx();
-                return;
+                return false;
             }
-            steps += 1;
+            run.steps += 1;
             let Some(rest) = sk.ofo_next(g.start) else {
                 // Nothing queued from this gap on.
                 break;
@@ -300,85 +451,101 @@ impl Qp {
                 continue;
             }
             let rest = rest.head(g.end.wrapping_sub(rest.seq) as usize);
-            let win = self.ooo_window(sk, o, &st, &rest);
-            o.gaps
-                .remove(SeqRange::new(rest.seq, rest.seq.wrapping_add(win as u32)));
-            bytes += win;
+            self.ooo_anchored(sk, o, st, &rest);
+            o.gaps.remove(SeqRange::new(
+                rest.seq,
+                rest.seq.wrapping_add(rest.len as u32),
+            ));
+            run.bytes += rest.len;
         }
-        // 2. Past the high-water mark, recording the gaps passed over.
+        true
+    }
+
+    /// One window with markers, unless the walk from a known start went
+    /// through all of it.
+    fn ooo_anchored(&mut self, sk: &RxLocked<'_>, o: &mut Ooo, st: &Stream, seg: &OfoSeg<'_>) {
+        let end = seg.seq.wrapping_add(seg.len as u32);
+        if o.chain.is_some_and(|c| !engine::before(c, end)) {
+            return;
+        }
+        self.ooo_segment(sk, o, st, seg);
+    }
+
+    /// Each out-of-order window past the high-water mark: with markers
+    /// scanned for the FPDUs its markers point at (the gaps passed over
+    /// recorded); without, counted as having no known FPDU start unless the
+    /// walk from a known start reached it (it waits for the in-order path,
+    /// or for the walk to reach it once the hole before it fills).
+    fn ooo_past_mark(&mut self, sk: &RxLocked<'_>, o: &mut Ooo, st: &Stream, run: &mut Run) {
         let mut from = match o.scanned {
-            Some(x) if engine::after(x, copied) => x,
-            _ => copied,
+            Some(x) if engine::after(x, st.rcv_nxt) => x,
+            _ => st.rcv_nxt,
         };
+        let reach = if o.stuck { None } else { o.chain };
         loop {
-            if steps >= STEPS_PER_RUN || bytes >= BYTES_PER_RUN {
+            if run.spent() {
                 // More next run.
                 sk.kick_rx();
                 break;
             }
-            steps += 1;
+            run.steps += 1;
             let Some(rest) = sk.ofo_next(from) else {
                 break;
             };
-            if engine::after(rest.seq, from) {
-                o.gaps.add(SeqRange::new(from, rest.seq));
+            if self.rx.markers {
+                if engine::after(rest.seq, from) {
+                    o.gaps.add(SeqRange::new(from, rest.seq));
+                }
+                self.ooo_anchored(sk, o, st, &rest);
+                run.bytes += rest.len;
+            } else if reach.is_none_or(|c| engine::before(c, rest.seq)) {
+                self.count(sk, RefusalClass::NoStart, 1);
             }
-            let win = self.ooo_window(sk, o, &st, &rest);
-            from = rest.seq.wrapping_add(win as u32);
+            from = rest.end;
             o.scanned = Some(from);
-            bytes += win;
         }
     }
 
-    /// Scans the first window of `rest`: the rest of the skb in one window,
-    /// which the engine sees as one segment (its FPDUs must end where it
-    /// ends). Longer: cut after the last whole FPDU its length fields lead
-    /// to (the CRC still checks every guess); with markers the engine finds
-    /// the FPDUs by them. The bytes scanned, or all of `rest` when it
-    /// begins with an FPDU longer than a window (left in order).
-    fn ooo_window(
+    /// Counts `n` refusals of class `c`.
+    fn count(&self, sk: &RxLocked<'_>, c: RefusalClass, n: i64) {
+        let idx = match c {
+            RefusalClass::NoStart => s::OOO_REFUSED_NO_START,
+            RefusalClass::Framing => s::OOO_REFUSED_FRAMING,
+            RefusalClass::InOrderOnly => s::OOO_REFUSED_IN_ORDER_ONLY,
+            RefusalClass::Access => s::OOO_REFUSED_ACCESS,
+        };
+        stat::add(sk.net(), idx, n);
+    }
+
+    /// One window of out-of-order payload, read where it lies: placed
+    /// where the engine and the registration allow, each refusal counted by
+    /// its class. Where the next FPDU starts after it, when known
+    /// ([`engine::Scan::next_start`]).
+    fn ooo_segment(
         &mut self,
         sk: &RxLocked<'_>,
         o: &mut Ooo,
         st: &Stream,
-        rest: &OfoSeg<'_>,
-    ) -> usize {
-        let win = if rest.len <= WINDOW || self.rx.markers {
-            rest.len
-        } else {
-            whole_fpdus(rest, WINDOW)
-        };
-        if win == 0 {
-            stat::add(sk.net(), s::OOO_REFUSED, 1);
-            return rest.len;
-        }
-        self.ooo_segment(sk, o, st, &rest.head(win));
-        win
-    }
-
-    /// One window of out-of-order payload, read where it lies.
-    fn ooo_segment(&mut self, sk: &RxLocked<'_>, o: &mut Ooo, st: &Stream, seg: &OfoSeg<'_>) {
-        let scan = match engine::scan_in(st, seg.seq, seg) {
+        seg: &OfoSeg<'_>,
+    ) -> Option<u32> {
+        let mut scan = match engine::scan_in(st, seg.seq, seg) {
             Ok(x) => x,
-            Err(Refusal::NotAhead | Refusal::NoData) => return,
-            Err(_) => {
-                stat::add(sk.net(), s::OOO_REFUSED, 1);
-                return;
+            Err(Refusal::NotAhead | Refusal::NoData) => return None,
+            Err(r) => {
+                self.count(sk, r.class(), 1);
+                return None;
             }
         };
-        let mut refused = 0i64;
-        for d in scan {
-            let ok = match d {
-                Ok(p) => self.ooo_place(sk, o, seg, &p).is_ok(),
-                Err(_) => false,
+        for d in scan.by_ref() {
+            let r = match d {
+                Ok(p) => self.ooo_place(sk, o, seg, &p),
+                Err(r) => Err(r.reason.class()),
             };
-            if !ok {
-                refused += 1;
+            if let Err(c) = r {
+                self.count(sk, c, 1);
             }
         }
-        if refused != 0 {
-            stat::add(sk.net(), s::OOO_REFUSED, refused);
-        }
+        scan.next_start()
     }
 
     /// Checks, records and copies one placement.
@@ -388,22 +555,23 @@ impl Qp {
         o: &mut Ooo,
         seg: &OfoSeg<'_>,
         p: &Placement,
-    ) -> Result<(), ()> {
+    ) -> Result<(), RefusalClass> {
         // Placed already (a retransmission that came out of order too).
         if o.placed.contains(p.fpdu) {
             return Ok(());
         }
+        use RefusalClass::{Access, InOrderOnly};
         let i = self
             .regions
             .iter()
             .position(|r| r.stag == p.stag && r.valid)
-            .ok_or(())?;
-        let r = self.regions.get(i).ok_or(())?;
+            .ok_or(Access)?;
+        let r = self.regions.get(i).ok_or(Access)?;
         // A Send with Invalidate still in the hole could invalidate any
         // other registration before this segment's turn: only those the
         // peer cannot invalidate.
         if r.access & uapi::ACCESS_NO_REMOTE_INV == 0 {
-            return Err(());
+            return Err(Access);
         }
         let reg = engine::Region {
             stag: r.stag,
@@ -412,10 +580,10 @@ impl Qp {
             remote_write: r.access & uapi::ACCESS_REMOTE_WRITE != 0,
             local_write: r.access & uapi::ACCESS_LOCAL_WRITE != 0,
         };
-        let off = reg.check_placement(p).map_err(|_| ())?;
+        let off = reg.check_placement(p).map_err(|_| Access)?;
         if p.opcode == Opcode::ReadResponse {
             // Into the sink of a Read this side issued, within it.
-            let end = p.to.checked_add(p.len as u64).ok_or(())?;
+            let end = p.to.checked_add(p.len as u64).ok_or(Access)?;
             let sink = self.orq.iter().any(|x| {
                 x.lkey == p.stag
                     && p.to >= x.addr
@@ -424,23 +592,23 @@ impl Qp {
                         .is_some_and(|e| end <= e)
             });
             if !sink {
-                return Err(());
+                return Err(Access);
             }
         }
-        let mpa_seq = o.mpa_seq.ok_or(())?;
-        let crc = fpdu_crc(seg, p.fpdu, mpa_seq, self.rx.markers).ok_or(())?;
+        let mpa_seq = o.mpa_seq.ok_or(InOrderOnly)?;
+        let crc = fpdu_crc(seg, p.fpdu, mpa_seq, self.rx.markers).ok_or(InOrderOnly)?;
         if o.recs.len() >= RECS {
-            return Err(());
+            return Err(InOrderOnly);
         }
         // Recorded first, then copied.
-        o.placed.insert(p.fpdu).map_err(|_| ())?;
+        o.placed.insert(p.fpdu).map_err(|_| InOrderOnly)?;
         o.recs
             .push_within_capacity(Rec {
                 fpdu: p.fpdu,
                 head: p.head,
                 crc,
             })
-            .map_err(|_| ())?;
+            .map_err(|_| InOrderOnly)?;
         let mut n = 0usize;
         let mut copy = || -> Result<(), ()> {
             let mr = &mut self.regions.get_mut(i).ok_or(())?.mr;
@@ -459,6 +627,6 @@ impl Qp {
         }
         stat::add(sk.net(), s::BYTES_PLACED_OUT_OF_ORDER, n as i64);
         o.bytes = o.bytes.wrapping_add(n as u64);
-        r
+        r.map_err(|()| Access)
     }
 }

@@ -9,15 +9,17 @@
 //! Writes, Read Responses and Sends, encodes them as an MPA stream with CRC
 //! (markers as chosen), cuts the stream into segments (on FPDU boundaries
 //! or anywhere), may flip one burst of up to 4 bytes, and scans every
-//! segment but the first (the hole).
+//! segment but the first (the hole): on its own (only markers can anchor
+//! it) and from the known FPDU start a walk from the hole's end follows.
 //!
 //! Every placement must be a CRC-valid FPDU as the streaming in-order
 //! parser reads it, at the sequence range it names, its pieces exactly the
 //! payload the parser extracts, nothing outside the segment; the Region
 //! check and the PlacedSet never panic and hold their invariants. In mode 1
 //! a placement at a real FPDU's range carries that FPDU's data and is never
-//! one the burst touched, and with clean FPDU-aligned segments every
-//! non-empty tagged FPDU outside the hole is placed. In both modes the
+//! one the burst touched; without a known start and without markers
+//! nothing is placed; with clean FPDU-aligned segments and the walk's
+//! known start every non-empty tagged FPDU outside the hole is placed. In both modes the
 //! engine decides the same when it reads the segment in two pieces
 //! (`scan_in`, as the kernel reads an skb where it lies).
 
@@ -302,31 +304,68 @@ pub fn run(data: &[u8]) {
         framing,
         max_ulpdu: 65535,
         rcv_nxt: mpa_seq,
-        next_fpdu: if data[0] & 0x20 != 0 {
-            Some(mpa_seq)
-        } else {
-            None
-        },
+        next_fpdu: None,
     };
+    // The known FPDU start the kernel's walk follows from the in-order
+    // parser (as if it had read the hole's FPDU lengths): the hole's end,
+    // or nothing known.
+    let mut chain = (data[0] & 0x20 != 0).then_some(cuts[0].end);
     let mut placed = vec![false; fpdus.len()];
     for c in cuts.iter().skip(1) {
         let seq = mpa_seq.wrapping_add(c.start as u32);
         let seg = &wire[c.clone()];
         same_apart(&st, seq, seg, rng.next() as usize % (seg.len() + 1));
-        let Ok(scan) = ooo::scan(&st, seq, seg) else {
-            continue;
-        };
-        for d in scan {
-            let Ok(p) = d else { continue };
-            let got = verify(framing, &st, seq, seg, &p);
-            bookkeep(&mut set, &p, &mut rng);
-            let range = |r: &std::ops::Range<usize>| {
-                SeqRange::new(
-                    mpa_seq.wrapping_add(r.start as u32),
-                    mpa_seq.wrapping_add(r.end as u32),
-                )
+        // Without a known start and without markers nothing is placed.
+        let free = ooo::scan(&st, seq, seg);
+        if !framing.markers {
+            assert_eq!(free.err(), Some(ooo::Refusal::NoFpduStart));
+        }
+        let mut scans = Vec::new();
+        if let Ok(x) = ooo::scan(&st, seq, seg) {
+            scans.push((seq, seg, x));
+        }
+        // From the known start, when it lies in this segment.
+        if let Some(k) = chain.filter(|&k| c.start <= k && k < c.end) {
+            let kseq = mpa_seq.wrapping_add(k as u32);
+            let kst = Stream {
+                next_fpdu: Some(kseq),
+                ..st
             };
-            if let Some(i) = fpdus.iter().position(|(r, _)| range(r) == p.fpdu) {
+            let kseg = &wire[k..c.end];
+            same_apart(&kst, kseq, kseg, rng.next() as usize % (kseg.len() + 1));
+            let mut x = ooo::scan(&kst, kseq, kseg).expect("a known start scans");
+            let mut ds = Vec::new();
+            for d in x.by_ref() {
+                ds.push(d);
+            }
+            chain = x
+                .next_start()
+                .map(|n| n.wrapping_sub(mpa_seq) as usize)
+                .filter(|&n| n > k);
+            if let (Some(n), None) = (chain, &burst) {
+                assert!(
+                    fpdus.iter().any(|(r, _)| r.start == n) || n >= wire.len(),
+                    "a derived start not on an FPDU boundary"
+                );
+            }
+            scans.push((kseq, kseg, ooo::scan(&kst, kseq, kseg).expect("again")));
+        }
+        for (seq, seg, scan) in scans {
+            for d in scan {
+                let Ok(p) = d else { continue };
+                let got = verify(framing, &st, seq, seg, &p);
+                bookkeep(&mut set, &p, &mut rng);
+                let range = |r: &std::ops::Range<usize>| {
+                    SeqRange::new(
+                        mpa_seq.wrapping_add(r.start as u32),
+                        mpa_seq.wrapping_add(r.end as u32),
+                    )
+                };
+                let Some(i) = fpdus.iter().position(|(r, _)| range(r) == p.fpdu) else {
+                    // Only a corrupted marker can point into a payload.
+                    assert!(burst.is_some(), "an FPDU made of payload bytes placed");
+                    continue;
+                };
                 let (r, truth) = &fpdus[i];
                 if let Some(b) = &burst {
                     assert!(
@@ -338,11 +377,9 @@ pub fn run(data: &[u8]) {
                 assert_eq!((p.to, &got), (*t_to, t_data));
                 placed[i] = true;
             }
-            // Otherwise an FPDU the peer's own payload bytes make up: valid
-            // by the parser's reading (checked above), the peer's to send.
         }
     }
-    if aligned && burst.is_none() {
+    if aligned && burst.is_none() && data[0] & 0x20 != 0 {
         let hole = cuts[0].end;
         for (i, (r, truth)) in fpdus.iter().enumerate() {
             if r.start >= hole && truth.is_some() {

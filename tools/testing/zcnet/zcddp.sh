@@ -35,20 +35,26 @@
 #     queue has room
 #   - zcddp-copy: a 4 MiB file (CRC) and a 1-byte file RDMA-Written,
 #     Read back and compared byte for byte, the server's hash checked
-#   - out-of-order placement (issue 12): zcddp-copy through netem
-#     reordering on a's egress; b places Writes ahead of a hole
-#     (ZcddpBytesPlacedOutOfOrder), a thread in the server sees bytes
+#   - out-of-order placement (issue 12; issue 45, major 8: only from a
+#     known FPDU start): zcddp-copy through netem reordering on a's
+#     egress: without markers the segments ahead of a hole wait, counted
+#     in ZcddpOooRefusedNoStart; with markers b places Writes ahead of a
+#     hole (ZcddpBytesPlacedOutOfOrder), a thread in the server sees bytes
 #     behind a hole before it fills, the in-order path skips exactly those
 #     bytes; with ZCDDP_OOO 0 nothing is placed out of order or seen ahead;
 #     byte-exact under 1% and 5% loss, duplication and corruption on top;
-#     siw_verbs with zcddp-verbs under the same faults both ways, siw's
-#     FPDUs placed out of order and seen in zcddp's region ahead of a hole
-#     by a thread in zcddp-verbs (none into a region siw may invalidate);
-#     one hole held open with nothing after it
-#     in order (IPv4, IPv6): the Writes ahead of it placed by the netfilter
-#     hook's kick alone, in its run under TCP's spinlock
-#     (ZcddpOooBytesSoftirq); a Write that fills a gap behind the walk while
-#     the hole before it is open placed out of order too; the receiver
+#     siw_verbs with zcddp-verbs under the same faults both ways: siw's
+#     segments ahead of a hole refused (no markers, no start known), none
+#     seen in zcddp's region ahead of a hole unless placed;
+#     one hole held open with nothing after it in order, the length field
+#     of the FPDU in the hole known (IPv4, IPv6): the Writes ahead of it
+#     placed from that start by the netfilter hook's kick alone, in its
+#     run under TCP's spinlock (ZcddpOooBytesSoftirq), met in order with
+#     no second CRC pass; a Write that fills a gap behind the walk while
+#     the hole before it is open placed out of order too, the Write after
+#     it then as well; a Send whose payload looks like a Write FPDU, cut
+#     before it, ahead of a hole that is a whole FPDU: never placed, the
+#     segment refused (ZcddpOooRefusedNoStart); the receiver
 #     killed mid-stream while placing out of order, three times: sockets
 #     and pinned pages gone
 #   - in-order direct placement (issue 12): the payload copied once from
@@ -701,25 +707,26 @@ if [ -e /sys/class/infiniband/siwb ]; then
   sverbs "siw_verbs -s on siw with zcddp-verbs -c: Send, Write, Read both ways, 64 B x 1000, CRC" s 64 --crc 1000
   sverbs "siw_verbs -s on siw with zcddp-verbs -c: Send, Write, Read both ways, 1 MiB x 10" s 1048576 "" 10
   # Under faults both ways (netem on va and vb), CRC, siw the MPA
-  # initiator: zcddp's regions take out-of-order placement
-  # (--no-remote-inv), so siw's Writes and Read Responses that arrive ahead
-  # of a hole are placed at once (siw aligns its FPDUs with segments).
-  # zcddp-verbs --watch: a thread watches zcddp's region while siw
-  # RDMA-Writes it and sees blocks of siw's Write that came behind a hole
-  # in memory before the hole was filled (tools/zcddp/src/watch.rs): in the
-  # two runs together, since one run may hold no hole with 8 KiB placed
-  # behind it while the watch looks (make check, 2026-11-29: 165 at 1%,
-  # none at 5% with 151368 bytes placed out of order; 201 and 361, 207 and
-  # 493 before; a module without the hooks saw none in either). Last,
-  # the control: the same at 1% with a region the peer may invalidate, so
-  # nothing is placed out of order, and the watch sees nothing ahead.
-  ahead= ahead_n=0
+  # initiator, zcddp's regions open to out-of-order placement
+  # (--no-remote-inv). siw sends no markers and aligns its FPDUs with
+  # segments, so a hole lies between FPDUs and nothing tells zcddp where
+  # the FPDUs after it start: since issue 45 (major 8) siw's segments that
+  # overtake a hole wait for the in-order path, each counted in
+  # ZcddpOooRefusedNoStart (the module before placed them, taking each
+  # segment's first byte as an FPDU start). zcddp-verbs --watch: a thread
+  # watches zcddp's region while siw RDMA-Writes it and counts blocks of
+  # siw's Write seen in memory before the hole before them was filled
+  # (tools/zcddp/src/watch.rs): none may be seen unless something was
+  # placed out of order. Last, the control: the same at 1% with a region
+  # the peer may invalidate, so nothing is placed out of order, and the
+  # watch sees nothing ahead.
+  ahead= ahead_n=0 placed_n=0
   for rate in 1 5 1c; do
     siw_lockdep "siw_verbs with zcddp-verbs through netem, ${rate%c}%" && continue
     SV_NETEM="delay 20ms reorder 25% loss ${rate%c}% duplicate ${rate%c}% corrupt ${rate%c}%"
     ip netns exec a tc qdisc replace dev va root netem $SV_NETEM
     ip netns exec b tc qdisc replace dev vb root netem $SV_NETEM
-    o0=$(procv b ZcddpBytesPlacedOutOfOrder)
+    o0=$(procv b ZcddpBytesPlacedOutOfOrder) n0=$(procv b ZcddpOooRefusedNoStart)
     if [ "$rate" = 1c ]; then
       sverbs "the same into a region siw may invalidate (no placement out of order), 1%" c 262144 "--crc --watch"
     else
@@ -727,20 +734,20 @@ if [ -e /sys/class/infiniband/siwb ]; then
     fi
     ip netns exec a tc qdisc del dev va root
     ip netns exec b tc qdisc del dev vb root
-    o1=$(( $(procv b ZcddpBytesPlacedOutOfOrder) - o0 ))
+    o1=$(( $(procv b ZcddpBytesPlacedOutOfOrder) - o0 )) n1=$(( $(procv b ZcddpOooRefusedNoStart) - n0 ))
     ah=$(grep -o 'watch scans=[0-9]* ahead=[0-9]*' /tmp/vz | grep -o 'ahead=[0-9]*' | cut -d= -f2)
     if [ "$rate" = 1c ]; then
       t_expect "  nothing placed out of order, no byte seen ahead of a hole" "0 0" "$o1 ${ah:-none}"
       continue
     fi
-    [ "$o1" -gt 0 ] 2>/dev/null && t_ok "  siw's FPDUs that overtook a hole placed out of order ($o1 bytes)" ||
-      t_fail "  siw's FPDUs that overtook a hole placed out of order" "ZcddpBytesPlacedOutOfOrder moved by ${o1:-?}"
+    [ "$n1" -gt 0 ] 2>/dev/null && t_ok "  siw's segments that overtook a hole refused: no FPDU start known ($n1; placed $o1 bytes)" ||
+      t_fail "  siw's segments that overtook a hole refused: no FPDU start known" "ZcddpOooRefusedNoStart moved by ${n1:-?}, placed ${o1:-?}"
     ahead+="${ahead:+, }$rate%: $(grep -o 'watch .*' /tmp/vz || echo no watch line)"
-    ahead_n=$((ahead_n + ${ah:-0}))
+    ahead_n=$((ahead_n + ${ah:-0})) placed_n=$((placed_n + ${o1:-0}))
   done
   if [ -n "$ahead" ]; then
-    [ "$ahead_n" -gt 0 ] && t_ok "  zcddp's region held siw's bytes behind a hole before the hole filled ($ahead_n sightings; $ahead)" ||
-      t_fail "  zcddp's region held siw's bytes behind a hole before the hole filled" "$ahead"
+    [ "$placed_n" -gt 0 ] || [ "$ahead_n" = 0 ] && t_ok "  no byte of siw's seen ahead of a hole unless placed out of order ($ahead_n sightings, $placed_n bytes placed; $ahead)" ||
+      t_fail "  no byte of siw's seen ahead of a hole unless placed out of order" "$ahead_n sightings with nothing placed; $ahead"
   fi
   SV_NETEM=
   # The timing modes (-L) that make bench-ddp runs against siw, briefly:
@@ -870,15 +877,19 @@ t_expect "  the other connection's memory unchanged" \
 # Out of order (issue 12): with CRC, into registrations that take
 # out-of-order placement (n: the peer cannot invalidate them), the
 # attacks overtake a first FPDU that netem (set by the peer on a's egress)
-# holds back 200 ms. b's walk sees them ahead of the hole and refuses them
-# (ZcddpOooRefused moves); the in-order path then Terminates as above and
-# the memory stays unchanged.
-# ooo_refused NAME: ZcddpOooRefused moved since the last call.
-R0=$(procv b ZcddpOooRefused)
+# holds back 200 ms, all but its first 8 bytes: those, with its length
+# field, came in order, so b knows where the next FPDU starts (issue 45:
+# only from a known start is anything placed out of order). b's walk scans
+# the attack ahead of the hole from that start and the registration check
+# refuses it (ZcddpOooRefusedAccess moves); the in-order path then
+# Terminates as above and the memory stays unchanged.
+# ooo_refused NAME: ZcddpOooRefusedAccess moved since the last call.
+R0=$(procv b ZcddpOooRefusedAccess)
 ooo_refused() {
   local r
-  r=$(procv b ZcddpOooRefused)
-  [ "$r" -gt "$R0" ] && t_ok "$1: refused out of order ($((r - R0)))" || t_fail "$1: refused out of order" "$R0 -> $r"
+  r=$(procv b ZcddpOooRefusedAccess)
+  [ "$r" -gt "$R0" ] 2>/dev/null && t_ok "$1: refused out of order by the registration check ($((r - R0)))" ||
+    t_fail "$1: refused out of order by the registration check" "ZcddpOooRefusedAccess $R0 -> $r"
   R0=$r
 }
 data_case "out of order: Write past the end" "1 1 1" lwrn ooo-write-oob-crc
@@ -907,9 +918,10 @@ data_case "out of order: Send with Invalidate in the hole, a Write to its STag a
 t_expect "  the receive completed invalidated (flags 3)" 1 "$(grep -c 'cqe wr_id=77 opcode=5 status=0 len=4 flags=3' $ZB)"
 ooo_refused "out of order: the Write to an invalidatable registration"
 # The netfilter hook's own kick, IPv4 and IPv6: one FPDU lost for
-# HOLE_MS (zcddp_peer.py's hole-*: a prio qdisc on va sends its packets,
-# retransmissions too, to a netem band that loses them), three Writes of
-# 1000 bytes and a Send ahead of it,
+# HOLE_MS but its first 8 bytes (zcddp_peer.py's hole-*: a prio qdisc on
+# va sends its packets, retransmissions too, to a netem band that loses
+# them; the 8 bytes with its length field come in order, so b knows where
+# the next FPDU starts), three Writes of 1000 bytes and a Send ahead of it,
 # nothing behind it in order until an RTO after HOLE_MS retransmits it,
 # and zcddp-mpa asleep in one completion wait (no verb call walks the
 # out-of-order queue). The Writes can be placed before the hole fills
@@ -933,10 +945,15 @@ for d in "$ZC_IP_B" "$ZC_IP6_B"; do
   v=IPv4
   [ "$d" = "$ZC_IP6_B" ] && v=IPv6
   o0=$(procv b ZcddpBytesPlacedOutOfOrder) k0=$(procv b ZcddpOooSkippedCopy)
-  s0=$(procv b ZcddpOooBytesSoftirq)
+  s0=$(procv b ZcddpOooBytesSoftirq) c0=$(procv b ZcddpOooSkippedCrc)
   DADDR=$d data_case "one hole, nothing after it in order ($v): Writes ahead of it" none lwrn hole-write-crc written
   t_expect "  placed out of order by the hook's kick, not copied again in order ($v)" "3000 3000" \
     "$(( $(procv b ZcddpBytesPlacedOutOfOrder) - o0 )) $(( $(procv b ZcddpOooSkippedCopy) - k0 ))"
+  # The direct path meets the placed FPDUs in TCP's queue and makes no
+  # second CRC pass over them (the staging path, for small ones, checks
+  # the CRC as it parses).
+  t_expect "  placed FPDUs met in order without a second CRC pass ($v)" 3000 \
+    "$(( $(procv b ZcddpOooSkippedCrc) - c0 ))"
   # The kick's run takes TCP's spinlock, not the socket (no thread owns
   # it: the server sleeps in a completion wait): the work item, which
   # locks the socket and sends TCP's segments to its backlog meanwhile,
@@ -961,6 +978,25 @@ t_expect "  the Write that filled the gap placed out of order too, none copied a
 t_expect "  the region as written, the Send after them completed" \
   "$(grep -o 'want hash=[0-9a-f]*' $ZP | cut -d= -f2) hello zcddp" \
   "$(grep -o ' hash=[0-9a-f]*' $ZB | cut -d= -f2) $(grep -o 'recv=.*' $ZB | cut -d= -f2)"
+# Issue 45, major 8: a Send whose payload holds a Write FPDU of 'Z' to the
+# region (CRC and all, 4 bytes in), cut into 3 segments so that one is
+# exactly that Write FPDU, all ahead of a hole that is a whole FPDU (the
+# same 'H' Write, lost for HOLE_MS): nothing tells b where an FPDU starts
+# ahead of the hole, so nothing is placed out of order and the segments
+# are counted in ZcddpOooRefusedNoStart (once each as the walk first sees
+# them; TCP may have merged them by then); once the hole fills, the
+# in-order path takes the Send as a Send. The module before the fix took
+# the segment's first byte as an FPDU start and placed the 'Z's.
+o0=$(procv b ZcddpBytesPlacedOutOfOrder) n0=$(procv b ZcddpOooRefusedNoStart)
+data_case "a Send whose payload looks like a Write FPDU, cut before it, ahead of a hole" none lwrn hole-smuggle-crc written
+t_expect "  never placed as a Write: the region holds only the 'H' Write, the Send's text received" \
+  "$(grep -o 'want hash=[0-9a-f]*' $ZP | cut -d= -f2) smg" \
+  "$(grep -o ' hash=[0-9a-f]*' $ZB | cut -d= -f2) $(grep -o 'recv=.*' $ZB | cut -d= -f2)"
+n1=$(procv b ZcddpOooRefusedNoStart)
+[ "$(( $(procv b ZcddpBytesPlacedOutOfOrder) - o0 ))" = 0 ] && [ "$((n1 - n0))" -ge 1 ] 2>/dev/null &&
+  t_ok "  nothing placed out of order, the segments ahead refused: no FPDU start known ($((n1 - n0)))" ||
+  t_fail "  nothing placed out of order, the segments ahead refused: no FPDU start known" \
+    "placed $(( $(procv b ZcddpBytesPlacedOutOfOrder) - o0 )), ZcddpOooRefusedNoStart ${n0:-none} -> ${n1:-none}"
 a_tcp tcp_autocorking=1 tcp_recovery=1 tcp_early_retrans=3 tcp_reordering=3
 ip -n a route del "$ZC_IP_B/32" dev va
 ip -n a -6 route del "$ZC_IP6_B/128" dev va
@@ -1257,11 +1293,19 @@ echo "# t=$(( $(date +%s) - t0 )) s: out-of-order placement"
 # client reads the region back, the server hashes it, cmp); the deltas of
 # b's counters in OOO (placed out of order), INO (placed in order), SKIP
 # (not copied again in order), DIFF (recorded, then other bytes), REF
-# (refused), and the server's watch line (--watch) in WATCH. OADDR: b's
+# (refused, by reason: "NoStart Framing InOrderOnly Access", the deltas
+# of ZcddpOooRefused*), NOSTART (the first of them), and the server's
+# watch line (--watch) in WATCH. OADDR: b's
 # address (IPv4 unless set); OCARGS: the client's extra arguments.
 # ocopy_run NETEM [SERVER ARGS]: the same without the result, which it
 # leaves in OCOPY ("CLIENT SERVER same|differ").
 python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(12).randbytes(256 << 10))' > /tmp/copy-ooo
+# refusals: b's ZcddpOooRefused* counters, by reason.
+refusals() {
+  local r out=
+  for r in NoStart Framing InOrderOnly Access; do out+="${out:+ }$(procv b ZcddpOooRefused$r)"; done
+  echo "$out"
+}
 ocopy() {
   local name=$1; shift
   ocopy_run "$@"
@@ -1272,7 +1316,7 @@ ocopy_run() {
   rm -f /tmp/copy-out
   ip netns exec a tc qdisc replace dev va root netem $ne
   o0=$(procv b ZcddpBytesPlacedOutOfOrder) i0=$(procv b ZcddpBytesPlacedInOrder)
-  k0=$(procv b ZcddpOooSkippedCopy) d0=$(procv b ZcddpOooRetransDiffer) r0=$(procv b ZcddpOooRefused)
+  k0=$(procv b ZcddpOooSkippedCopy) d0=$(procv b ZcddpOooRetransDiffer) r0=$(refusals)
   c0=$(procv b ZcddpOooSkippedCrc)
   ip netns exec b timeout $((120 * TS)) zcddp-copy -s -a "${OADDR:-$ZC_IP_B}" -p $PORT -o /tmp/copy-out --crc "$@" > /tmp/cs 2>&1 &
   local pb=$!
@@ -1286,47 +1330,52 @@ ocopy_run() {
   [ $rs = 0 ] || sed 's/^/# server: /' /tmp/cs | tail -n 3
   OOO=$(( $(procv b ZcddpBytesPlacedOutOfOrder) - o0 )) INO=$(( $(procv b ZcddpBytesPlacedInOrder) - i0 ))
   SKIP=$(( $(procv b ZcddpOooSkippedCopy) - k0 )) DIFF=$(( $(procv b ZcddpOooRetransDiffer) - d0 ))
-  REF=$(( $(procv b ZcddpOooRefused) - r0 )) WATCH=$(grep -o 'watch .*' /tmp/cs)
+  local x y r1
+  r1=$(refusals) REF=
+  for x in $r0; do y=${r1%% *} r1=${r1#* }; REF+="${REF:+ }$((y - x))"; done
+  NOSTART=${REF%% *} WATCH=$(grep -o 'watch .*' /tmp/cs)
   SKIPCRC=$(( $(procv b ZcddpOooSkippedCrc) - c0 ))
-  echo "# netem $ne: placed out of order $OOO, in order $INO, skipped in order $SKIP (no CRC pass $SKIPCRC), other bytes $DIFF, refused $REF; ${WATCH:-no watch}; $(grep -o 'write_s=[^ ]* ([^)]*)' /tmp/cc)"
+  echo "# netem $ne: placed out of order $OOO, in order $INO, skipped in order $SKIP (no CRC pass $SKIPCRC), other bytes $DIFF, refused $REF (no start, framing, in order only, access); ${WATCH:-no watch}; $(grep -o 'write_s=[^ ]* ([^)]*)' /tmp/cc)"
   OCOPY="$rc $rs $(cmp -s /tmp/copy-ooo /tmp/copy-out && echo same || echo differ)"
 }
 # ahead N: the watch's sightings of bytes behind a hole.
 ahead() { echo "$WATCH" | grep -o 'ahead=[0-9]*' | cut -d= -f2; }
 REORDER="delay 20ms reorder 25%"
-# A copy's sightings depend on how far segments overtake a hole (two
-# FPDUs at least): 11 watched copies on 2026-11-28 saw 17 to 529, and one
-# none (47872 bytes placed out of order, 2185 scans, its segments never
+# Without markers (issue 45, major 8): zcddp aligns its FPDUs with
+# segments, so a hole lies between FPDUs and nothing tells b where the
+# FPDUs after it start (its in-order parser knows only the hole's start):
+# the segments ahead of the hole wait for the in-order path, each counted
+# once in ZcddpOooRefusedNoStart. (The module before took each such
+# segment's first byte as an FPDU start and placed them.)
+ocopy "through netem $REORDER without markers" "$REORDER"
+[ "$NOSTART" -gt 0 ] 2>/dev/null && t_ok "  the segments ahead of a hole refused: no FPDU start known ($NOSTART; placed $OOO)" ||
+  t_fail "  the segments ahead of a hole refused: no FPDU start known" "refused ${REF:-?}, placed $OOO"
+t_expect "  every byte placed out of order skipped in order, every other one copied in order" "$OOO $(( (256 << 10) + 32 ))" "$SKIP $((INO + SKIP))"
+# With markers both ways (RFC 5044 section 5): the walk finds the FPDUs in
+# the segments ahead of a hole by the markers and skips them in the
+# payload. A copy's sightings depend on how far segments overtake a hole
+# (two FPDUs at least): 11 watched copies on 2026-11-28 saw 17 to 529, and
+# one none (47872 bytes placed out of order, 2185 scans, its segments never
 # that far ahead). Up to three copies watch, until one sees; each must be
 # byte-exact.
 for try in 1 2 3; do
-  ocopy_run "$REORDER" --watch
+  OCARGS=--markers ocopy_run "$REORDER" --watch --markers
   [ "$OCOPY" = "0 0 same" ] && [ "$(ahead)" = 0 ] || break
 done
-t_expect "out-of-order placement through netem $REORDER: byte-exact" "0 0 same" "$OCOPY"
-[ "$OOO" -gt 0 ] && t_ok "ZcddpBytesPlacedOutOfOrder counts it ($OOO)" || t_fail "ZcddpBytesPlacedOutOfOrder counts it" "$OOO"
-[ "$(ahead)" -gt 0 ] 2>/dev/null && t_ok "the region held bytes behind a hole before the hole filled ($(ahead) sightings, copy $try)" ||
-  t_fail "the region held bytes behind a hole before the hole filled" "${WATCH:-no watch line} (copy $try)"
-t_expect "every byte placed out of order skipped in order, every other one copied in order" "$OOO $(( (256 << 10) + 32 ))" "$SKIP $((INO + SKIP))"
-# The direct path meets placed FPDUs in TCP's queue and makes no second
-# CRC pass over them (the staging path, for small ones, checks the CRC as
-# it parses).
-[ "$SKIPCRC" -gt 0 ] && [ "$SKIPCRC" -le "$SKIP" ] &&
-  t_ok "placed FPDUs met in order without a second CRC pass ($SKIPCRC of $SKIP bytes)" ||
-  t_fail "placed FPDUs met in order without a second CRC pass" "$SKIPCRC of $SKIP bytes"
-ocopy "the same with placement off (ZCDDP_OOO 0)" "$REORDER" --watch --no-ooo
+t_expect "with markers: out-of-order placement through netem $REORDER: byte-exact" "0 0 same" "$OCOPY"
+[ "$OOO" -gt 0 ] && t_ok "  placed out of order with markers, ZcddpBytesPlacedOutOfOrder counts it ($OOO)" ||
+  t_fail "  placed out of order with markers, ZcddpBytesPlacedOutOfOrder counts it" "$OOO"
+[ "$(ahead)" -gt 0 ] 2>/dev/null && t_ok "  the region held bytes behind a hole before the hole filled ($(ahead) sightings, copy $try)" ||
+  t_fail "  the region held bytes behind a hole before the hole filled" "${WATCH:-no watch line} (copy $try)"
+t_expect "  every byte placed out of order skipped in order, every other one copied in order" "$OOO $(( (256 << 10) + 32 ))" "$SKIP $((INO + SKIP))"
+OCARGS=--markers ocopy "the same with placement off (ZCDDP_OOO 0)" "$REORDER" --watch --markers --no-ooo
 t_expect "  nothing placed out of order, no byte seen ahead of a hole" "0 0" "$OOO $(ahead)"
 # Out-of-order placement over IPv6.
-OADDR=$ZC_IP6_B ocopy "over IPv6: out-of-order placement through netem $REORDER" "$REORDER"
+OADDR=$ZC_IP6_B OCARGS=--markers ocopy "over IPv6, with markers: out-of-order placement through netem $REORDER" "$REORDER" --markers
 [ "$OOO" -gt 0 ] && t_ok "  placed out of order over IPv6 ($OOO)" || t_fail "  placed out of order over IPv6" "$OOO"
 t_expect "  every byte placed once, in order or out of order" "$(( (256 << 10) + 32 ))" "$((INO + SKIP))"
-# With markers both ways (RFC 5044 section 5): the scan finds the FPDUs
-# in the segments by the markers and skips them in the payload.
-OCARGS=--markers ocopy "with markers: out-of-order placement through netem $REORDER" "$REORDER" --markers
-[ "$OOO" -gt 0 ] && t_ok "  placed out of order with markers ($OOO)" || t_fail "  placed out of order with markers" "$OOO"
-t_expect "  every byte placed once, in order or out of order" "$(( (256 << 10) + 32 ))" "$((INO + SKIP))"
 for rate in 1 5; do
-  ocopy "placement on through netem $REORDER loss $rate% duplicate $rate% corrupt $rate%" "$REORDER loss $rate% duplicate $rate% corrupt $rate%"
+  OCARGS=--markers ocopy "with markers, placement on through netem $REORDER loss $rate% duplicate $rate% corrupt $rate%" "$REORDER loss $rate% duplicate $rate% corrupt $rate%" --markers
   t_expect "  every byte placed once, in order or out of order (none differed)" "$(( (256 << 10) + 32 )) 0" "$((INO + SKIP)) $DIFF"
 done
 
@@ -1381,7 +1430,9 @@ rm -f /tmp/copy-big
 # A racing teardown: the receiver killed (SIGKILL) while out-of-order
 # segments keep coming, so that its close meets the hook's runs queued
 # (at once and a jiffy later) and running under TCP's spinlock. Three
-# times, each kill once b placed bytes out of order in that run; the
+# times, each kill once b placed bytes out of order in that run (with
+# markers on what b receives: zcbench aligns its FPDUs with segments, so
+# without them nothing would be placed, issue 45); the
 # sockets and pinned pages go, the client sees the connection fail, and
 # the log stays clean (the suite's end; on the debug kernel KASAN and
 # kmemleak watch the cancels).
@@ -1389,7 +1440,7 @@ kills=0
 for k in 1 2 3; do
   ip netns exec a tc qdisc replace dev va root netem $REORDER loss 1%
   # Not under timeout (its child would outlive the kill): killed below.
-  ip netns exec b zcbench ddp-serve --listen "$ZC_IP_B:$((PORT + 3))" > /tmp/zks 2>&1 &
+  ip netns exec b zcbench ddp-serve --listen "$ZC_IP_B:$((PORT + 3))" --markers > /tmp/zks 2>&1 &
   pb=$!
   listening b $((PORT + 3))
   o0=$(procv b ZcddpBytesPlacedOutOfOrder)
@@ -1521,6 +1572,43 @@ t_expect "a stalled Read with lent pages: DEREG_MR waits, then EBUSY; repeated, 
 p=$(field /tmp/zm pinned_during)
 [ "${p:-0}" -ge 256 ] && t_ok "  the pages counted pinned while TCP held them ($p)" || t_fail "  the pages counted pinned while TCP held them" "${p:-none}"
 mem_pinned0 && t_ok "  ZcddpPinnedPages back to 0 once the last lent page came back" || t_fail "  ZcddpPinnedPages back to 0" "$(procv a ZcddpPinnedPages)"
+# close() too: the same stalled Read, the socket closed without
+# deregistering (no SO_LINGER). close() stays prompt; TCP still holds lent
+# pages, so its close resets the connection and drops them; only then do
+# the pins go and close() return, and the application writes 'Z' into the
+# memory. The peer receives none of it. Before the fix close() released
+# the pins and left TCP's queue as it was: the peer read the 'Z' bytes TCP
+# still held.
+ip netns exec a timeout $((90 * TS)) python3 -m zcddp_mem closestall $PORT > /tmp/zm 2>&1
+sed 's/^/# closestall: /' /tmp/zm
+t_expect "a stalled Read with lent pages, the socket closed: no byte written after close() leaves" \
+  "0" "$(field /tmp/zm Z)"
+ms=$(field /tmp/zm close_ms)
+[ "${ms:-1000}" -lt 1000 ] && [ "$(field /tmp/zm end)" = ConnectionResetError ] &&
+  t_ok "  close() prompt (${ms} ms), the connection reset" ||
+  t_fail "  close() prompt, the connection reset" "${ms:-none} ms, peer: $(field /tmp/zm end)"
+mem_pinned0 && t_ok "  ZcddpPinnedPages back to 0 after the close" || t_fail "  ZcddpPinnedPages back to 0 after the close" "$(procv a ZcddpPinnedPages)"
+# With SO_LINGER (1 s) close() waits that long for TCP to give the pages
+# back, then resets the same way: a Read of 48 KiB this time, all of its
+# FPDUs handed to TCP when it stalled (an FPDU cut mid-way, as the 1 MiB
+# Read's is, can never be finished: its close resets at once).
+ip netns exec a timeout $((90 * TS)) python3 -m zcddp_mem closestall $PORT 1 > /tmp/zm 2>&1
+sed 's/^/# closestall linger: /' /tmp/zm
+ms=$(field /tmp/zm close_ms)
+[ "$(field /tmp/zm Z)" = 0 ] && [ "${ms:-0}" -ge 900 ] && [ "$(field /tmp/zm end)" = ConnectionResetError ] &&
+  t_ok "  with SO_LINGER 1 s: close() waited for TCP (${ms} ms), then the connection was reset, no byte written after it left" ||
+  t_fail "  with SO_LINGER 1 s: close() waited for TCP, then the connection was reset, no byte written after it left" \
+    "Z=$(field /tmp/zm Z), ${ms:-none} ms, peer: $(field /tmp/zm end)"
+mem_pinned0 || t_fail "  ZcddpPinnedPages back to 0 after the lingering close" "$(procv a ZcddpPinnedPages)"
+# The same with the peer reading on as close() begins (SO_LINGER 10 s):
+# TCP gives the pages back, close() returns without a reset, and the peer
+# gets the whole Read, none of the 'Z' written after close().
+ip netns exec a timeout $((90 * TS)) python3 -m zcddp_mem closestall $PORT 10 read > /tmp/zm 2>&1
+sed 's/^/# closestall linger, read: /' /tmp/zm
+ms=$(field /tmp/zm close_ms)
+t_expect "  with SO_LINGER and the peer reading: no reset, the whole Read, nothing written after close()" \
+  "49152 0 last" "$(field /tmp/zm A) $(field /tmp/zm Z) $(field /tmp/zm end)"
+mem_pinned0 || t_fail "  ZcddpPinnedPages back to 0 after the close" "$(procv a ZcddpPinnedPages)"
 # RLIMIT_MEMLOCK before any allocation: nobody (limit 64 KiB) registers
 # 1 GiB, then 32 GiB (more than the guest has): ENOMEM, and the kernel
 # allocated next to nothing meanwhile (/proc/vmstat pgalloc_*; the page

@@ -23,6 +23,15 @@ zcddp_peer's frames, both in this process.
                        again), and once that returned 0 writes 'Z' into the
                        memory; the peer reads on: "stall first=ERR
                        pinned_during=P dereg=ok A=a Z=z"
+  closestall PORT [L [read]]
+                       the same stalled Read; the application closes the
+                       socket (SO_LINGER L seconds, the Read of 48 KiB;
+                       none without L; with read the peer starts reading
+                       just before the close)
+                       without deregistering, then
+                       writes 'Z' into the memory; the peer reads on:
+                       "closestall pinned_during=P close_ms=T pinned_after=Q
+                       A=a Z=z end=E"
   bigreg PORT LEN      REG_MR of LEN bytes (far beyond RLIMIT_MEMLOCK): the
                        errno name, and the pages the kernel allocated
                        meanwhile ("pgalloc=N", /proc/vmstat)
@@ -186,7 +195,7 @@ def read_peer(c, out):
         out["end"] = type(e).__name__
 
 
-def stalled_read(port, sndtimeo_s=None):
+def stalled_read(port, sndtimeo_s=None, size=L_READ):
     """A zcddp responder (the accepted side) and a raw initiator whose
     1 MiB RDMA Read of a remote-read registration ('A') stalls: the
     initiator reads nothing until told. (c, s, z, memory, STag)."""
@@ -201,7 +210,7 @@ def stalled_read(port, sndtimeo_s=None):
     m = mmap.mmap(-1, L_READ)
     m.write(b"A" * L_READ)
     stag = reg(s, addr_of(m), L_READ, ACC_RR)
-    rr = struct.pack(">IQIIQ", 0xD00D, 0, L_READ, stag, addr_of(m))
+    rr = struct.pack(">IQIIQ", 0xD00D, 0, size, stag, addr_of(m))
     c.sendall(fpdu(untagged(1, 1, 1, 0) + rr, False, False))
     # Stalled: the peer's window closed with bytes queued behind it
     # (bounded wait on a state, 30 s).
@@ -280,6 +289,39 @@ def stall(port):
     return 0
 
 
+def closestall(port, linger=None, read=False):
+    # With SO_LINGER: a Read of 48 KiB, all of it handed to TCP when it
+    # stalls, so that no FPDU is cut mid-way at the close (the close of
+    # one that is resets at once).
+    c, s, z, m, stag = stalled_read(port, size=49152 if linger is not None else L_READ)
+    if linger is not None:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, linger))
+    pinned = stat("ZcddpPinnedPages")
+    out = {}
+    reader = threading.Thread(target=read_peer, args=(c, out))
+    if read:
+        reader.start()
+    t0 = time.monotonic()
+    s.close()
+    took = time.monotonic() - t0
+    # Closed: the memory is the application's again.
+    m.seek(0)
+    m.write(b"Z" * L_READ)
+    if not read:
+        reader.start()
+    reader.join()
+    # The pins go with the socket, on the release workqueue (bounded wait
+    # on the counter, 10 s).
+    end = time.monotonic() + 10
+    while stat("ZcddpPinnedPages") > 0 and time.monotonic() < end:
+        time.sleep(0.01)
+    print("closestall pinned_during=%d close_ms=%d pinned_after=%d A=%d Z=%d end=%s" % (
+        pinned, took * 1000, stat("ZcddpPinnedPages"), out.get(ord("A"), 0), out.get(ord("Z"), 0),
+        out.get("end", out.get("term", "last" if out.get("last") else "none"))))
+    del z
+    return 0
+
+
 def vm_pgalloc():
     return sum(int(l.split()[1]) for l in open("/proc/vmstat") if l.startswith("pgalloc_"))
 
@@ -351,6 +393,9 @@ def main():
         return rread(int(a[1]), int(a[2]))
     if a[0] == "stall":
         return stall(int(a[1]))
+    if a[0] == "closestall":
+        return closestall(int(a[1]), int(a[2]) if len(a) > 2 else None,
+                          len(a) > 3 and a[3] == "read")
     if a[0] == "bigreg":
         return bigreg(int(a[1]), int(a[2]))
     if a[0] == "children":

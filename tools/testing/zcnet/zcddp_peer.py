@@ -112,6 +112,18 @@ def untagged(op, qn, msn, mo, last=True):
     return bytes([(0x40 if last else 0) | 1, 0x40 | op]) + struct.pack(">IIII", 0, qn, msn, mo)
 
 
+def acked(s, bound=10.0):
+    """Returns once the peer acknowledged everything sent on s (SIOCOUTQ
+    reads 0), or raises after bound seconds."""
+    import fcntl
+    import termios
+    end = time.monotonic() + bound
+    while struct.unpack("i", fcntl.ioctl(s, termios.TIOCOUTQ, b"\0" * 4))[0]:
+        if time.monotonic() > end:
+            raise EOFError("data not acknowledged")
+        time.sleep(0.01)
+
+
 def wait_starting(path, bound=30.0):
     """Returns once the listing at PATH (the zcddp side's
     /proc/PID/net/zcddp_conns, ZCDDP_CONNS) shows a connection in
@@ -252,18 +264,19 @@ def data(s, mode, path):
     m = mode[:-4] if crc else mode
     pos = 0
     # ooo-*: the FPDUs after the first overtake it. Each goes out as a
-    # segment of its own, and netem on our egress (va) holds every odd
-    # packet 200 ms and sends every even one at once: the first FPDU,
-    # held, leaves a hole the next ones arrive ahead of. The attack goes
-    # twice, so that one copy overtakes a held packet even if something
-    # else (a late ACK) went out first.
+    # segment of its own. The first FPDU's first 8 bytes (its length field)
+    # go first and are acknowledged, so that the receiver knows where the
+    # next FPDU starts; then netem on our egress (va) holds every odd
+    # packet 200 ms and sends every even one at once: the rest of the first
+    # FPDU, held, leaves a hole the next ones arrive ahead of, the first of
+    # them at the FPDU start the receiver knows. The attack goes twice, so
+    # that one copy overtakes a held packet even if something else (a late
+    # ACK) went out first.
     ooo = m.startswith("ooo-")
+    ooo_first = ooo
     if ooo:
         m = m[4:]
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        time.sleep(0.2)
-        subprocess.run(["tc", "qdisc", "replace", "dev", "va", "root", "netem", "delay", "200ms",
-                        "reorder", "100%", "gap", "2"], check=True)
 
     # hole-*: one FPDU lost for HOLE_MS (500 by default), nothing after it
     # in order meanwhile. On our egress a prio qdisc sends every packet
@@ -292,8 +305,17 @@ def data(s, mode, path):
             subprocess.run(["tc", "qdisc", "replace", "dev", "va"] + c, check=True)
 
     def send(u):
-        nonlocal pos
+        nonlocal pos, ooo_first
         f = fpdu(u, crc, False, pos)
+        if ooo_first:
+            ooo_first = False
+            pos += len(f)
+            s.sendall(f[:8], socket.MSG_EOR)
+            acked(s)
+            subprocess.run(["tc", "qdisc", "replace", "dev", "va", "root", "netem", "delay",
+                            "200ms", "reorder", "100%", "gap", "2"], check=True)
+            s.sendall(f[8:], socket.MSG_EOR)
+            return
         if m == "bad-crc":
             f = f[:-4] + bytes(b ^ 0x5A for b in f[-4:])
         elif m == "bad-crc-big":
@@ -329,7 +351,7 @@ def data(s, mode, path):
         send(tagged(0, stag, base, True) + b"X" * 8)
         if ooo:
             send(tagged(0, stag, base, True) + b"X" * 8)
-    elif hole and m in ("write", "gap"):
+    elif hole and m in ("write", "gap", "smuggle"):
         # The hole: HOLE_LEN bytes of 'H' at the region's start; ahead of
         # it, Writes of 'W', 'X', 'Y' (HOLE_WRITES bytes each from
         # HOLE_AT), then a Send, all in one write (TCP hands the qdisc one
@@ -342,30 +364,60 @@ def data(s, mode, path):
         # yet when it sends 'Y'.)
         ip6 = s.family == socket.AF_INET6
 
-        def band(u, flow):
-            # Packets whose payload's first 4 bytes are u's (an FPDU's
-            # payload starts 16 bytes into it; TCP's header with
-            # timestamps is 32 bytes) go to band `flow`.
-            at = (40 if ip6 else 20) + 32 + 16
+        def band(u, flow, off=16):
+            # Packets whose TCP payload holds at byte `off` the 4 bytes u
+            # (by default u[14:18] at 16: a Write FPDU's payload starts 16
+            # bytes into it; TCP's header with timestamps is 32 bytes) go
+            # to band `flow`.
+            at = (40 if ip6 else 20) + 32 + off
+            b4 = u[14:18] if off == 16 else u[:4]
             subprocess.run(["tc", "filter", "add", "dev", "va", "parent", "1:", "protocol",
                             "ipv6" if ip6 else "ip", "prio", "1", "u32", "match", "u32",
-                            "0x" + u[14:18].hex(), "0xffffffff", "at", str(at), "flowid", flow],
+                            "0x" + b4.hex(), "0xffffffff", "at", str(at), "flowid", flow],
                            check=True)
         first = tagged(0, stag, base, True) + b"H" * HOLE_LEN
         band(first, "1:1")
-        writes = b"XY" if m == "gap" else b"WXY"
+        writes = b"XY" if m == "gap" else b"" if m == "smuggle" else b"WXY"
         ahead = [tagged(0, stag, base + HOLE_AT + b"WXY".index(c) * HOLE_WRITES, True) +
                  bytes([c]) * HOLE_WRITES for c in writes]
-        send(first)
+        if m == "smuggle":
+            # The hole is the whole first FPDU: nothing tells the receiver
+            # where the next one starts. Then a Send whose payload holds,
+            # 4 bytes in, a Write FPDU of 'Z' to the region (CRC and all),
+            # cut into 3 segments (MSG_EOR: never merged) so that the
+            # middle one is exactly that Write FPDU; the first and the last
+            # are lost with the hole (matched by their first 4 bytes), so
+            # the middle one waits alone in the receiver's out-of-order
+            # queue until the hole fills.
+            send(first)
+            fake = fpdu(tagged(0, stag, base + HOLE_AT, True) + b"Z" * 20, crc, False)
+            f = fpdu(untagged(3, 0, 1, 0) + b"smg\0" + fake, crc, False, pos)
+            at = 2 + 18 + 4
+            assert f[at:at + len(fake)] == fake
+            pieces = (f[:at], f[at:at + len(fake)], f[at + len(fake):])
+            band(pieces[0], "1:1", 0)
+            band(pieces[2], "1:1", 0)
+            for piece in pieces:
+                s.sendall(piece, socket.MSG_EOR)
+            pos += len(f)
+        else:
+            # The first FPDU's first 8 bytes (its length field) arrive in
+            # order, the rest is lost: the receiver knows where the next
+            # FPDU starts, ahead of the hole.
+            f = fpdu(first, crc, False, pos)
+            pos += len(f)
+            s.sendall(f[:8], socket.MSG_EOR)
+            s.sendall(f[8:], socket.MSG_EOR)
         if m == "gap":
             band(ahead[0], "1:3")
             send(ahead.pop(0))
         frames = b""
-        for u in ahead + [untagged(3, 0, 1, 0) + b"hello zcddp\0"]:
+        for u in ahead + ([] if m == "smuggle" else [untagged(3, 0, 1, 0) + b"hello zcddp\0"]):
             f = fpdu(u, crc, False, pos)
             pos += len(f)
             frames += f
-        s.sendall(frames)
+        if frames:
+            s.sendall(frames)
         time.sleep(int(hold) / 1000)
         subprocess.run(["tc", "qdisc", "change", "dev", "va", "parent", "1:1", "handle", "10:",
                         "netem", "loss", "0%"], check=True)

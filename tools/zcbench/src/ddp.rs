@@ -300,12 +300,13 @@ fn startup(s: &Sock, initiator: bool, flags: u32) -> io::Result<()> {
     Ok(())
 }
 
-fn serve_conn(s: &Sock) -> io::Result<()> {
+fn serve_conn(s: &Sock, markers: bool) -> io::Result<()> {
     // The receive is posted (Bufs::new) before start-up: the client may
-    // send at once. CRC as the client asks (the responder follows).
+    // send at once. CRC as the client asks (the responder follows);
+    // markers on what the client sends when asked for.
     attach(s)?;
     let mut b = Bufs::new(s)?;
-    startup(s, false, 0)?;
+    startup(s, false, if markers { zcddp::F_MARKERS } else { 0 })?;
     b.use_ring(s)?;
     let mut peer = (0u64, 0u32);
     loop {
@@ -354,12 +355,12 @@ fn serve_conn(s: &Sock) -> io::Result<()> {
 }
 
 /// Serves zcddp benchmark connections, one at a time, until killed.
-pub fn serve(listen: &str) -> io::Result<()> {
+pub fn serve(listen: &str, markers: bool) -> io::Result<()> {
     let l = TcpListener::bind(listen)?;
     eprintln!("zcbench: ddp serving on {}", l.local_addr()?);
     loop {
         let (s, from) = l.accept()?;
-        if let Err(x) = serve_conn(&s) {
+        if let Err(x) = serve_conn(&s, markers) {
             eprintln!("zcbench: ddp {from}: {x}");
         }
     }

@@ -8,7 +8,7 @@
 //! zcbench tcp --connect ADDR [--json FILE] [--label L] [--zcsock region|ordinary]
 //!             [--lat-sizes LIST|none] [--bw-sizes LIST] [--iters N] [--seconds S]
 //!             [--check-every N]
-//! zcbench ddp-serve [--listen ADDR]                  (zcddp, port 5302)
+//! zcbench ddp-serve [--listen ADDR] [--markers]       (zcddp, port 5302)
 //! zcbench ddp --connect ADDR [--json FILE] [--label L] [--crc]
 //!             [--lat-sizes LIST|none] [--bw-sizes LIST|none] [--iters N] [--seconds S]
 //! ```
@@ -906,7 +906,7 @@ const USAGE: &str = "usage:
   zcbench tcp --connect ADDR [--json FILE] [--label L] [--zcsock region|ordinary]
               [--lat-sizes 4,64,1K,...|none] [--bw-sizes 4K,64K,1M,...] [--iters N]
               [--seconds S] [--check-every N (pages; 0: no check)]
-  zcbench ddp-serve [--listen ADDR]
+  zcbench ddp-serve [--listen ADDR] [--markers]
   zcbench ddp --connect ADDR [--json FILE] [--label L] [--crc]
               [--lat-sizes 4,64,1K,...|none] [--lat-ops send,write,read,wsend]
               [--bw-sizes 4K,64K,1M,...|none] [--iters N] [--seconds S]";
@@ -916,6 +916,7 @@ fn run(args: &[String]) -> Result<(), String> {
     let cmd = it.next().ok_or(USAGE)?;
     let mut listen = None;
     let mut crc = false;
+    let mut markers = false;
     let (mut lat_given, mut bw_given) = (false, false);
     let mut o = Opts {
         connect: String::new(),
@@ -934,6 +935,7 @@ fn run(args: &[String]) -> Result<(), String> {
         match a.as_str() {
             "--listen" => listen = Some(val()?),
             "--crc" => crc = true,
+            "--markers" => markers = true,
             "--connect" => o.connect = val()?,
             "--json" => o.json = Some(val()?),
             "--label" => o.label = Some(val()?),
@@ -967,8 +969,11 @@ fn run(args: &[String]) -> Result<(), String> {
     match cmd.as_str() {
         "serve" => serve(&listen.unwrap_or(format!("0.0.0.0:{DEFAULT_PORT}")))
             .map_err(|e| format!("serve: {e}")),
-        "ddp-serve" => ddp::serve(&listen.unwrap_or(format!("0.0.0.0:{}", ddp::DEFAULT_PORT)))
-            .map_err(|e| format!("ddp-serve: {e}")),
+        "ddp-serve" => ddp::serve(
+            &listen.unwrap_or(format!("0.0.0.0:{}", ddp::DEFAULT_PORT)),
+            markers,
+        )
+        .map_err(|e| format!("ddp-serve: {e}")),
         "ddp" => {
             if o.connect.is_empty() {
                 return Err(format!("ddp needs --connect\n{USAGE}"));
