@@ -12,7 +12,6 @@
 # then zcfrag's native front end, a summary, and the three modules unloaded.
 # Any step that fails ends the demo with "demo: FAILED" and exit status 1.
 . "$ZCNET_ROOT/tools/testing/zcnet/bench-lib.sh"
-set -o pipefail
 SUMMARY=()
 say() { printf '\n=== %s\n' "$*"; }
 fail() { printf '\ndemo: FAILED: %s\n' "$*"; exit 1; }
@@ -46,7 +45,7 @@ moved() {
 declare -A E
 ethtool_S() {
   local ns=$1 dev=$2 n v; shift 2
-  printf '$ ip netns exec %s ethtool -S %s | grep ...\n' "$ns" "$dev"
+  printf '$ ip netns exec %s ethtool -S %s   (of its counters:)\n' "$ns" "$dev"
   ip netns exec "$ns" ethtool -S "$dev" > /tmp/demo.ethtool || fail "ethtool -S $dev in $ns"
   for n; do
     v=$(awk -v n="$n:" '$1 == n { print $2 }' /tmp/demo.ethtool)
