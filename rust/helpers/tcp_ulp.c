@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* TCP upper-layer protocol data calls (see tcp_ulp.h). */
 #include <linux/bvec.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/mm.h>
 #include <linux/mmap_lock.h>
 #include <linux/overflow.h>
@@ -880,8 +882,22 @@ static void zcnet_ulp_proc_tuple(struct seq_file *seq, struct sock *sk)
 }
 
 /*
- * One line per socket of the reader's namespace: its addresses, then what
- * the ULP's describe() writes. The sockets are taken off the list with a
+ * Whether the listing shows sk to the file's opener: its own sockets (the
+ * socket's owner, the uid /proc/net/tcp shows, is the opener's fsuid), and
+ * every socket to an opener with CAP_NET_ADMIN in the
+ * namespace's user namespace (the opener's credentials, not the reader's:
+ * a descriptor passed on keeps what its opener could see). Others' lines
+ * carry their buffer addresses and STags.
+ */
+static bool zcnet_ulp_proc_shows(const struct file *file, bool admin, const struct sock *sk)
+{
+	return admin || uid_eq(sk_uid(sk), file->f_cred->fsuid);
+}
+
+/*
+ * One line per socket of the reader's namespace that the opener may see
+ * (zcnet_ulp_proc_shows()): its addresses, then what the ULP's describe()
+ * writes. The sockets are taken off the list with a
  * reference each, then locked one at a time: a socket closed meanwhile has
  * left the list and stopped its work item (w->dead, checked locked), and
  * its ULP data is freed only after destroy, which cannot run while the
@@ -893,6 +909,7 @@ static int zcnet_ulp_proc_show(struct seq_file *seq, void *v)
 	struct zcnet_ulp_work *w;
 	unsigned int n = 0, i, more = 0;
 	struct sock **sks;
+	bool admin;
 	char *buf;
 	int len;
 
@@ -903,10 +920,12 @@ static int zcnet_ulp_proc_show(struct seq_file *seq, void *v)
 		kfree(buf);
 		return -ENOMEM;
 	}
+	admin = file_ns_capable(seq->file, net->user_ns, CAP_NET_ADMIN);
 	seq_puts(seq, zcnet_ulp_proc_header);
 	spin_lock_bh(&zcnet_ulp_socks_lock);
 	list_for_each_entry(w, &zcnet_ulp_socks, node) {
-		if (!net_eq(sock_net(w->sk), net))
+		if (!net_eq(sock_net(w->sk), net) ||
+		    !zcnet_ulp_proc_shows(seq->file, admin, w->sk))
 			continue;
 		if (n == ZCNET_ULP_LIST_MAX) {
 			more++;

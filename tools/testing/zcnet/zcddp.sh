@@ -30,9 +30,10 @@
 #     until the queue (ZCDDP_SEND_QUEUE) is full, then ENOMEM; a reset
 #     flushes the queued Writes; close with a full queue is prompt and
 #     releases every page; /proc/net/zcddp_conns and zcctl ddp list the
-#     connection, its queues and registration; poll(2) reports no POLLIN
-#     for FPDUs that complete nothing, and POLLOUT only while the send
-#     queue has room
+#     connection, its queues and registration (uid 65534 sees its own
+#     connection's lines, not root's; root, CAP_NET_ADMIN, both); poll(2)
+#     reports no POLLIN for FPDUs that complete nothing, and POLLOUT only
+#     while the send queue has room
 #   - zcddp-copy: a 4 MiB file (CRC) and a 1-byte file RDMA-Written,
 #     Read back and compared byte for byte, the server's hash checked
 #   - out-of-order placement (issue 12; issue 45, major 8: only from a
@@ -836,6 +837,16 @@ pl=$!
 bg_collect
 wait $pl
 t_expect "/proc/net/zcddp_conns read 200 times while connections close" 200 "$(cat /tmp/zlist)"
+# Another user's lines (their buffer addresses and STags) only to
+# CAP_NET_ADMIN: a connection of root's and one of uid 65534's, each with a
+# registration; each reader's count of each one's line/registration line.
+ip netns exec b timeout $((30 * TS)) python3 -m zcddp_peer conns-uid "$ZC_IP_B" $((PORT + 9)) > /tmp/zuid 2>&1
+kv() { grep -o "\<$1=[^ ]*" /tmp/zuid | head -n1 | cut -d= -f2; }
+t_expect "/proc/net/zcddp_conns to uid 65534: its own connection, not root's (line/registration)" \
+  "1/1 0/0" "$(kv nobody_own) $(kv nobody_root)"
+t_expect "  to root (CAP_NET_ADMIN): both" "1/1 1/1" "$(kv root_own) $(kv root_nobody)"
+[ "$(kv nobody_own) $(kv nobody_root) $(kv root_own) $(kv root_nobody)" = "1/1 0/0 1/1 1/1" ] ||
+  sed 's/^/# conns-uid: /' /tmp/zuid
 t_expect "ZcddpCrcErrors counted (the bad CRC)" $((before + 1)) "$(procv b ZcddpCrcErrors)"
 # The same checks on FPDUs with 1 KiB of payload, which in-order direct
 # placement checks in TCP's receive queue and copies from there (issue

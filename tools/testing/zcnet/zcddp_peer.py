@@ -923,6 +923,72 @@ def reg_mr(s, buf, n, access):
     return stag.value
 
 
+def conns_uid(addr, port):
+    """/proc/net/zcddp_conns shows another user's lines to CAP_NET_ADMIN
+    only: a zcddp connection of root's with a registration, and one of
+    uid 65534's (a child that gave up root), each with a registration of
+    its own buffer. Prints what each reader saw of each connection: its
+    line (its local address) and its registration (its buffer address)."""
+    import ctypes
+    l = socket.socket()
+    l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    l.bind((addr, port))
+    l.listen(4)
+
+    def zc(buf):
+        c = socket.create_connection((addr, port))
+        c.setsockopt(socket.IPPROTO_TCP, 31, b"zcddp")
+        reg_mr(c, buf, len(buf), ZC_ACC_LW)
+        return c, "%s:%d" % c.getsockname(), "addr=0x%x " % ctypes.addressof(buf)
+
+    def seen(text, conn):
+        # The connection's line and its registration's line: 1 each when shown.
+        return "%d/%d" % (sum(1 for ln in text.splitlines() if ln.startswith(conn[1] + " ")),
+                          sum(1 for ln in text.splitlines() if conn[2] in ln))
+
+    root_buf = ctypes.create_string_buffer(4096)
+    root = zc(root_buf)
+    rd, wr = os.pipe()
+    go_r, go_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(rd)
+        os.close(go_w)
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+        own_buf = ctypes.create_string_buffer(4096)
+        own = zc(own_buf)
+        with open("/proc/net/zcddp_conns") as f:
+            text = f.read()
+        os.write(wr, ("%s %s %s\n" % (own[1], own[2].strip(), " ".join(
+            [seen(text, own), seen(text, root)]))).encode())
+        os.read(go_r, 1)
+        os._exit(0)
+    os.close(wr)
+    line = b""
+    while not line.endswith(b"\n"):
+        b = os.read(rd, 256)
+        if not b:
+            break
+        line += b
+    f = line.decode().split()
+    with open("/proc/net/zcddp_conns") as fh:
+        text = fh.read()
+    for ln in text.splitlines():
+        print("conns:", ln)
+    if len(f) == 4:
+        own = (None, f[0], f[1] + " ")
+        print("nobody_own=%s" % f[2])
+        print("nobody_root=%s" % f[3])
+        print("root_own=%s" % seen(text, root))
+        print("root_nobody=%s" % seen(text, own))
+    os.close(go_w)
+    os.waitpid(pid, 0)
+    root[0].close()
+    return 0
+
+
 def ring_peer_accept(addr, port):
     """The ring cases' raw peer: accepts a zcddp initiator (no CRC) and
     answers its MPA Request; the connection."""
@@ -1289,6 +1355,8 @@ def main():
         return rqring_peer(sys.argv[2], int(sys.argv[3]))
     if sys.argv[1] == "rqring":
         return rqring(sys.argv[2], int(sys.argv[3]))
+    if sys.argv[1] == "conns-uid":
+        return conns_uid(sys.argv[2], int(sys.argv[3]))
     if sys.argv[1] == "sqfull":
         return sqfull(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     role, addr, port, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
