@@ -41,7 +41,7 @@ WIRE ?= udp
 SCRIPT ?=
 export ZCNET_FLAVOUR ?= default
 
-.PHONY: all setup kernel modules tools baselines install uninstall install-ip demo check test run bench bench-zcsock bench-native bench-ddp bench-zctx fuzz fmt clean
+.PHONY: all setup kernel modules tools baselines install uninstall install-ip demo check test run stress-zcsock bench bench-zcsock bench-native bench-ddp bench-zctx fuzz fmt clean
 
 all: modules tools
 
@@ -87,6 +87,13 @@ check test:
 run: modules tools
 	@test -n "$(SCRIPT)" || { echo "usage: make run SCRIPT=file [TOPO=veth|virtio2|twoguests]"; exit 2; }
 	@$(ROOT)/scripts/run-guest.sh --topo $(TOPO) -v $(SCRIPT)
+
+# zcsock's randomized stress for STRESS_SECONDS (600); ZCNET_FLAVOUR=debug
+# runs it on the KASAN/lockdep/kmemleak kernel.
+STRESS_SECONDS ?= 600
+stress-zcsock: setup modules tools
+	@$(ROOT)/scripts/run-guest.sh --topo veth --timeout $$(( $(STRESS_SECONDS) + 900 )) --log $(ROOT)/out/stress-zcsock.log -v \
+		$(ROOT)/tools/testing/zcnet/zcsock-stress.sh $(STRESS_SECONDS)
 
 bench: setup modules tools
 	@$(ROOT)/scripts/run-guest.sh --topo $(TOPO) --wire $(WIRE) --timeout 1800 --log $(ROOT)/out/bench-$(TOPO)-$(WIRE).log -v $(ROOT)/tools/testing/zcnet/bench.sh

@@ -153,6 +153,24 @@ for n in cow cow-fork cow-unmap cow-exit; do
   t_expect "$n: ran to the end" 0 "$(cat "/tmp/zt.$n.rc")"
 done
 
+# The harness can fail (issue 43): one page or byte corrupted on purpose
+# (--inject) must turn each kind of check above into a failure, on zcsock
+# sockets as on plain TCP. Small runs; their output is not reported as checks.
+zt_fails() {
+  local name=$1 want=$2; shift 2
+  python3 -m zcsock_test --timeout 120 --client-ns "$ZC_NS_A" --server-ns "$ZC_NS_B" --server-ip "$ZC_IP_B" "$@" \
+    > "/tmp/zt.$name" 2>&1
+  local rc=$?
+  grep '^not ok' "/tmp/zt.$name" | head -n 3 | _ktap_diag
+  t_expect "harness: $name with a corruption injected fails its check" "1 yes" \
+    "$rc $(grep -qE "^not ok .*$want" "/tmp/zt.$name" && echo yes || echo no)"
+}
+zt_fails inject.same-bytes "bytes of .* at stream offset" --mode zcsock --seed 2 --inject 3 same-bytes \
+  --budget $((1 << 20)) --largest $((256 << 10)) --align-step 64
+for n in cow cow-fork cow-unmap cow-exit; do
+  zt_fails "inject.$n" "arrived as it was at send" --mode zcsock --inject 1 "$n" --pages 64
+done
+
 zt baduse baduse
 t_expect "baduse: ran to the end" 0 "$(cat /tmp/zt.baduse.rc)"
 
@@ -198,6 +216,19 @@ t_expect "isolation killed: ran to the end" 0 "$(cat /tmp/zi.killed.rc)"
 # Zero-length send() and recv() give TCP's own results in every state.
 iso zerosend zerosend
 t_expect "isolation zerosend: ran to the end" 0 "$(cat /tmp/zi.zerosend.rc)"
+# Randomized stress: send, receive, write, fork(), munmap(), exit(),
+# close(), urgent data and threads mixed with a fixed seed, 3 processes of
+# 4 links for 20 s (zcsock-stress.sh runs it for 10 minutes): every byte is
+# the stream's, no sender's kept page changes, the gauges come back; the
+# same run with one kept page changed on purpose must fail.
+python3 -m zcsock_stress --seconds 20 --seed 1 > /tmp/zi.stress 2>&1
+echo $? > /tmp/zi.stress.rc
+t_report /tmp/zi.stress
+t_expect "stress: ran to the end" 0 "$(cat /tmp/zi.stress.rc)"
+python3 -m zcsock_stress --seconds 3 --seed 2 --inject > /tmp/zi.stress.inject 2>&1
+rc=$?
+t_expect "harness: stress with a kept page changed on purpose fails" "1 1" \
+  "$rc $(grep -c '^not ok stress: worker 0' /tmp/zi.stress.inject)"
 # Urgent data (MSG_OOB) from an unmodified sender, a to b over the
 # topology: TCP copies its bytes into order-0 pages page-aligned in the
 # stream (high-order page fragments off), pages a receiver may take whole;
