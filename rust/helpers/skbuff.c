@@ -2,6 +2,7 @@
 /* Socket buffers (see skbuff.h). */
 #include <linux/bottom_half.h>
 #include <linux/etherdevice.h>
+#include <linux/icmpv6.h>
 #include <linux/if_packet.h>
 #include <linux/if_vlan.h>
 #include <linux/netdevice.h>
@@ -163,4 +164,9 @@ bool zcnet_helper_skb_for_host(const struct sk_buff *skb)
 bool zcnet_helper_skb_vlan_tagged(const struct sk_buff *skb)
 {
 	return skb_vlan_tag_present(skb);
+}
+
+void zcnet_helper_icmpv6_too_big(struct sk_buff *skb, u32 mtu)
+{
+	icmpv6_ndo_send(skb, ICMPV6_PKT_TOOBIG, 0, mtu);
 }

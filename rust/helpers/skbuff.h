@@ -59,4 +59,10 @@ bool zcnet_helper_skb_vlan_tagged(const struct sk_buff *skb);
 bool zcnet_helper_skb_payload_frag(struct sk_buff *skb, unsigned int from, struct page **page,
 				   unsigned int *off, unsigned int *len);
 
+/* icmpv6_ndo_send(skb, ICMPV6_PKT_TOOBIG, 0, mtu): a static inline in 7.2
+ * without CONFIG_NF_NAT. It checks the packet itself (a network header
+ * inside the linear part, a unicast source, not an ICMPv6 error) and is
+ * rate-limited as every ICMPv6 error. */
+void zcnet_helper_icmpv6_too_big(struct sk_buff *skb, u32 mtu);
+
 #endif /* ZCNET_HELPERS_SKBUFF_H */

@@ -128,6 +128,19 @@ impl SkBuff {
         unsafe { ext::zcnet_helper_skb_protocol(self.raw()) }
     }
 
+    /// Answers this packet (an IPv6 packet given to `ndo_start_xmit`) with
+    /// an ICMPv6 Packet Too Big carrying `mtu`, as a tunnel does for a
+    /// packet over its path MTU, so that the sender's stack learns it.
+    /// Rate-limited as every ICMPv6 error; nothing is sent for a packet
+    /// the kernel would not answer (no IPv6 header in the linear part, a
+    /// source that is not unicast, an ICMPv6 error).
+    pub fn icmpv6_too_big(&self, mtu: u32) {
+        // SAFETY: By the type invariant the skb is valid; `icmp6_send()`
+        // only reads it, checking that its network header lies inside the
+        // linear part before it reads the IPv6 header.
+        unsafe { ext::zcnet_helper_icmpv6_too_big(self.raw(), mtu) }
+    }
+
     /// Makes sure the first `len` bytes are in the linear part; returns the
     /// linear part (at least `len` bytes), or `None` when the skb is shorter.
     pub fn pull_linear(&mut self, len: u32) -> Option<&[u8]> {

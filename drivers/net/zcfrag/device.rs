@@ -21,7 +21,7 @@ use crate::zcnet::stacked::{self, Ctx, Rx, TxResult};
 use crate::zcnet::text::TextBuf;
 use crate::{
     counters::NCOUNTERS, zcnet, DEFAULT_GRANT_MS, DEFAULT_MTU, DEFAULT_SLOTS, ETH_HLEN,
-    ETH_P_ADM_BE, ETH_P_IP_BE, REQUESTS, SLOTS,
+    ETH_P_ADM_BE, ETH_P_IPV6_BE, ETH_P_IP_BE, REQUESTS, SLOTS,
 };
 use core::fmt::Write;
 use kernel::{
@@ -101,8 +101,13 @@ impl ZcFrag {
             };
         }
         if !ipv4 {
-            // IPv6 is never fragmented on the way: its MTU on this device
-            // must fit the wire (Documentation/networking/zcfrag.rst).
+            // IPv6 is never fragmented on the way (RFC 8200: only its
+            // source does): answered with Packet Too Big and the wire's
+            // MTU, as a tunnel does, so the sender's stack learns the path
+            // MTU and fragments or segments for it; then dropped.
+            if skb.protocol_be() == ETH_P_IPV6_BE {
+                skb.icmpv6_too_big(port.wire_mtu());
+            }
             return self.drop_tx(c::TX_DROP_NOT_IPV4, skb);
         }
         self.fragment(skb, port)

@@ -66,6 +66,8 @@ module! {
 const ETH_HLEN: usize = 14;
 /// `ETH_P_IP` in network byte order, as `skb->protocol` holds it.
 const ETH_P_IP_BE: u16 = (kernel::bindings::ETH_P_IP as u16).to_be();
+/// `ETH_P_IPV6` in network byte order.
+const ETH_P_IPV6_BE: u16 = (kernel::bindings::ETH_P_IPV6 as u16).to_be();
 /// One page of TCP payload plus IPv4 (20) and TCP-with-timestamps (32) headers.
 const DEFAULT_MTU: u32 = 4096 + 20 + 32;
 

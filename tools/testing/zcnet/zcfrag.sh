@@ -76,6 +76,41 @@ udp_xfer b a "$ZC_IP_A" 200 4000 "UDP 200 x 4000 B unmodified stack -> zcfrag"
 r=$(stat a zf0 rx_ipv4_fragments)
 [ "${r:-0}" -ge 600 ] && t_ok "rx_ipv4_fragments counts the stack's fragments ($r)" || t_fail "rx_ipv4_fragments counts the stack's fragments" "got $r"
 
+# --- IPv6 over zf0 (issue 44 minor) ---
+# IPv6 is never fragmented on the way: a packet over the wire's MTU is
+# answered with Packet Too Big carrying it, and the sender's stack then
+# fragments (ping) or segments (TCP) for the path; no connection stalls.
+ip -n a addr add fd00:7a::1/64 dev zf0 nodad
+ip -n b addr add fd00:7a::2/64 dev vb nodad
+nstat6() { ip netns exec "$1" nstat -az "$2" | awk -v k="$2" '$1 == k { print $2 }'; }
+wire_mtu=$(ip -n b -o link show vb | sed -n 's/.* mtu \([0-9]*\) .*/\1/p')
+ptb0=$(nstat6 a Icmp6OutPktTooBigs)
+out=$(ip netns exec a ping -6 -c 4 -i 0.2 -W 5 -s 3000 fd00:7a::2 2>&1)
+rcvd=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9]*\) received.*/\1/p')
+[ "${rcvd:-0}" -ge 3 ] && t_ok "IPv6 ping -s 3000 through zf0: answered after Packet Too Big ($rcvd of 4)" ||
+  t_fail "IPv6 ping -s 3000 through zf0: answered after Packet Too Big" "$(printf '%s\n' "$out" | tail -n 2 | tr '\n' ' ')"
+ptb1=$(nstat6 a Icmp6OutPktTooBigs)
+[ "$((ptb1 - ptb0))" -ge 1 ] && t_ok "zf0 answered IPv6 over the wire's MTU with Packet Too Big (+$((ptb1 - ptb0)))" ||
+  t_fail "zf0 answered IPv6 over the wire's MTU with Packet Too Big" "Icmp6OutPktTooBigs +$((ptb1 - ptb0))"
+t_expect "the sender's stack learnt the wire's MTU as the path MTU" "mtu $wire_mtu" \
+  "$(ip -n a -6 route get fd00:7a::2 | grep -o 'mtu [0-9]*' | head -n 1)"
+# TCP, the path MTU forgotten first, and the peer advertising a page-sized
+# MSS (as a zcfrag or jumbo-frame peer does): segments over the wire's MTU
+# at first, then the path's.
+ip -n a -6 route flush cache
+ip -n b -6 route add fd00:7a::1/128 dev vb advmss 4088
+port=$((8000 + RANDOM % 1000))
+seeded_bytes "$SEED" 4194304 > /tmp/tx6
+ip netns exec b bash -c "timeout 180 socat -u TCP6-LISTEN:$port,reuseaddr - | md5sum > /tmp/rx6-sum" &
+rx6=$!
+ip netns exec a timeout 150 socat -u OPEN:/tmp/tx6 "TCP6:[fd00:7a::2]:$port,retry=200,interval=0.05" || echo "# IPv6 TCP: the sender failed or timed out"
+wait $rx6
+t_expect "TCP over IPv6, 4 MiB zcfrag -> unmodified stack, md5" "$(md5sum < /tmp/tx6 | cut -d' ' -f1)" "$(cut -d' ' -f1 /tmp/rx6-sum)"
+rm -f /tmp/tx6
+ip -n a addr del fd00:7a::1/64 dev zf0
+ip -n b -6 route del fd00:7a::1/128 dev vb
+ip -n b addr del fd00:7a::2/64 dev vb
+
 # --- every boundary of the fragment plan, against the unmodified stack ---
 # IP payloads around each place where the plan changes shape, at three
 # lower MTUs: an empty fragment made Linux drop the whole datagram, so UDP
