@@ -124,8 +124,22 @@ fn err(what: &str, e: io::Error) -> String {
 }
 
 /// Waits for a completion of `opcode`; others, successful, are skipped.
+/// A large transfer takes as long as it takes: the wait ends when the
+/// connection moved no byte either way for WAIT_MS (as the server's).
 fn wait(s: &TcpStream, opcode: u32) -> Result<Cqe, String> {
-    zcddp::wait_for(s, opcode, WAIT_MS).map_err(|e| e.to_string())
+    let mut moved = zcddp::tcp_bytes(s).ok();
+    loop {
+        match zcddp::wait_for(s, opcode, WAIT_MS) {
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                let now = zcddp::tcp_bytes(s).ok();
+                if now.is_none() || now == moved {
+                    return Err(format!("{e}, and nothing moved"));
+                }
+                moved = now;
+            }
+            r => return r.map_err(|e| e.to_string()),
+        }
+    }
 }
 
 /// Sends `mr`'s first MSG bytes and waits for the peer's answer in `recv`
