@@ -68,7 +68,7 @@ impl kernel::InPlaceModule for Module {
     fn init(module: &'static ThisModule) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             _stats: NetStat::register(c"zcsock_stat", NAMES)?,
-            _dev: zcnet::mapdev::Registration::register(c"zcsock")?,
+            _dev: zcnet::mapdev::Registration::register(c"zcsock", module)?,
             ulp <- zcnet::ulp::Registration::register(module),
         })
     }
