@@ -19,7 +19,8 @@
 //! headers, the slice of a page where its payload belongs, an overflow
 //! buffer: the device writes the payload in place, paper §3.2.2) and
 //! ordinary chains otherwise (a header buffer of [`vnet::RX_HDR`] bytes,
-//! copied into the skb's head, and a page, its fragment). With RSS the
+//! copied into the skb's head, and a page, its fragment); either ends with
+//! as many more pages as a frame of the device's MTU needs. With RSS the
 //! device sends IPv4 fragments to pair 0 and the rest to the other pairs
 //! (§6.2's second receive list). Each frame sent is a scatter-gather chain
 //! of its head and fragments; a packet's fragments, and packets the stack
@@ -64,8 +65,10 @@ const MIN_WIRE_MTU: u32 = 576;
 const _: () = assert!(vnet::MAX_MTU == 4198);
 const WIRE_MTU_RANGE: &CStr = c"wire_mtu must be 576 to 4198";
 /// The largest MTU of the device: an IPv4 packet of up to 16 fragments of
-/// the smallest wire MTU's payload is still one the engine handles whole.
-const MAX_MTU: u32 = 16 * 1024;
+/// the smallest wire MTU's payload is still one the engine handles whole;
+/// every receive chain holds a frame of it ([`vnet::DEV_MAX_MTU`]).
+const MAX_MTU: u32 = vnet::DEV_MAX_MTU as u32;
+const _: () = assert!(MAX_MTU == 16 * 1024);
 
 /// One bound device.
 #[pin_data]
@@ -412,7 +415,10 @@ impl Predictor {
                 len,
                 tag: ((self.cur as u32) << 4) | self.next_k as u32,
             };
-            if rx.post_spec(spec).is_err() {
+            if rx
+                .post_spec(spec, &mut || pages.get().map(|(p, _)| p))
+                .is_err()
+            {
                 break;
             }
             t.outstanding += 1;
@@ -605,13 +611,12 @@ impl Native {
     }
 
     /// A frame the device filled a chain with, as an skb: in place when a
-    /// speculative chain's frame is the one it waited for, copied whole
-    /// when it is not, headers copied and the page as its fragment for an
-    /// ordinary chain.
+    /// speculative chain's frame is the one it waited for, copied when it
+    /// is not (but for what went on into the pages after the overflow
+    /// buffer: those are its fragments), headers copied and the pages as
+    /// its fragments for an ordinary chain.
     fn frame_skb(
         &self,
-        vn: &Vnet,
-        q: usize,
         f: &mut RxFrame<'_>,
         pred: &mut Predictor,
         placed: &Cell<bool>,
@@ -626,16 +631,21 @@ impl Native {
                 placed.set(true);
                 return f.placed_skb();
             }
+            // A frame longer than the slice and the overflow buffer (one
+            // of the device's MTU) ends in the pages after them: a miss,
+            // counted apart too.
+            let copied = f.len().min(spec.hdr_len + spec.len + vnet::RX_OVF);
             self.zf.counters.inc(c::RX_CHAINS_MISSED);
+            if f.used_pages() {
+                self.zf.counters.inc(c::RX_CHAINS_PAGES_USED);
+            }
             self.zf.counters.add(
                 c::RX_COPIED_BYTES,
-                f.len().saturating_sub(vnet::HDR_LEN) as u64,
+                copied.saturating_sub(vnet::HDR_LEN) as u64,
             );
             return f.copied_skb();
         }
-        let rest = f.len().saturating_sub(vnet::RX_HDR);
-        let page: Option<RxPage> = if rest > 0 { f.take_page() } else { None };
-        vn.rx_skb(q, f.head().get(vnet::HDR_LEN..)?, page, rest)
+        f.ordinary_skb()
     }
 
     /// Frees what the device has sent and counts it.
@@ -769,7 +779,7 @@ impl vnet::Driver for Native {
             };
             done += 1;
             let skb = match st.try_borrow_mut() {
-                Ok(mut st) => self.frame_skb(vn, q, &mut f, &mut st.pred, &port.placed),
+                Ok(mut st) => self.frame_skb(&mut f, &mut st.pred, &port.placed),
                 Err(_) => None,
             };
             drop(f);
