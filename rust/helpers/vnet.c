@@ -32,6 +32,11 @@
 #include "timer.h"
 #include "vnet.h"
 
+/* The test knob test_rx_reorder (below): chains held back at once, and how
+ * many chains pass them. */
+#define ZCNET_VNET_HELD 3
+#define ZCNET_VNET_HELD_AFTER 4
+
 struct zcnet_vnet_queue {
 	struct zcnet_vnet *vn;
 	struct virtqueue *rvq, *svq;
@@ -41,6 +46,13 @@ struct zcnet_vnet_queue {
 	/* Frames received and sent (ethtool -S), each written by one context
 	 * at a time: the pair's poll, the holder of its transmit ring. */
 	u64 rx_packets, tx_packets;
+	/* The test knob test_rx_reorder (under the receive ring's lock):
+	 * receive chains held back from the device (their scatterlists,
+	 * lengths and tokens), chains added since (`passed`), chains posted
+	 * so far. */
+	struct scatterlist held_sg[ZCNET_VNET_HELD][3 + ZCNET_VNET_RX_PAGES];
+	unsigned int held_n[ZCNET_VNET_HELD], nheld, passed, rx_posts;
+	void *held_token[ZCNET_VNET_HELD];
 };
 
 struct zcnet_vnet {
@@ -88,6 +100,17 @@ static bool test_rx_no_pages;
 module_param(test_rx_no_pages, bool, 0644);
 MODULE_PARM_DESC(test_rx_no_pages,
 		 "while set, receive rings get no new page, as if allocation failed (a test knob)");
+
+/* A test knob: while N (not 0), every Nth receive chain the front end posts
+ * and the two after it reach the device only after the four chains posted
+ * after those, so the device uses (fills and completes) chains out of the
+ * order they were posted in, as a device without VIRTIO_F_IN_ORDER may.
+ * QEMU uses a ring's chains in the order they reach it: only this shows the
+ * front end such a device (tools/testing/zcnet/zcfrag-native.sh). */
+static unsigned int test_rx_reorder;
+module_param(test_rx_reorder, uint, 0644);
+MODULE_PARM_DESC(test_rx_reorder,
+		 "N: every Nth receive chain and the 2 after it reach the device after the next 4 (a test knob)");
 
 /* Whether `devices` names vdev (its virtioN name or its MAC address). */
 static bool zcnet_vnet_wanted(struct virtio_device *vdev)
@@ -202,12 +225,20 @@ static int zcnet_vnet_stop(struct net_device *dev)
  * transmit stopped (zcnet_vnet_stop). Once this returns nothing posts to
  * any ring and no ndo_start_xmit runs until zcnet_vnet_resume.
  */
+static void zcnet_vnet_release_held(struct zcnet_vnet_queue *z);
+
 static void zcnet_vnet_pause(struct zcnet_vnet *vn, bool running)
 {
+	unsigned int i;
+
 	WRITE_ONCE(vn->resizing, true);
 	zcnet_helper_timer_cancel(vn->timer);
 	if (running)
 		zcnet_vnet_stop(vn->dev);
+	/* A chain test_rx_reorder held back goes to the device, so that the
+	 * ring's reset gives it back with the others. */
+	for (i = 0; i < vn->max_nq; i++)
+		zcnet_vnet_release_held(&vn->qs[i]);
 }
 
 /* The other half (virtnet_tx_resume): the device runs again, if it ran. */
@@ -1041,13 +1072,34 @@ bool zcnet_helper_vnet_test_rx_no_pages(void)
 	return READ_ONCE(test_rx_no_pages);
 }
 
+/* The chains test_rx_reorder held back, to the device in the order they
+ * were posted (those the ring has no room for yet are kept). */
+static void zcnet_vnet_release_held(struct zcnet_vnet_queue *z)
+{
+	unsigned int i = 0, j;
+
+	while (i < z->nheld &&
+	       !virtqueue_add_inbuf(z->rvq, z->held_sg[i], z->held_n[i], z->held_token[i], GFP_ATOMIC))
+		i++;
+	for (j = 0; i + j < z->nheld; j++) {
+		memcpy(z->held_sg[j], z->held_sg[i + j], sizeof(z->held_sg[j]));
+		z->held_n[j] = z->held_n[i + j];
+		z->held_token[j] = z->held_token[i + j];
+	}
+	z->nheld = j;
+	if (!j)
+		z->passed = 0;
+}
+
 int zcnet_helper_vnet_post_rx(struct zcnet_vnet *vn, unsigned int q, void *hdr, unsigned int hdr_len,
 			      struct page *slice, unsigned int off, unsigned int len,
 			      void *ovf, unsigned int ovf_len, struct page **pages,
 			      unsigned int npages, unsigned long token)
 {
+	struct zcnet_vnet_queue *z = zq(vn, q);
 	struct scatterlist sg[3 + ZCNET_VNET_RX_PAGES];
-	unsigned int n = 0, i;
+	unsigned int n = 0, i, every = READ_ONCE(test_rx_reorder);
+	int err;
 
 	if (!token || npages > ZCNET_VNET_RX_PAGES || off > PAGE_SIZE || len > PAGE_SIZE - off)
 		return -EINVAL;
@@ -1059,7 +1111,20 @@ int zcnet_helper_vnet_post_rx(struct zcnet_vnet *vn, unsigned int q, void *hdr, 
 		sg_set_buf(&sg[n++], ovf, ovf_len);
 	for (i = 0; i < npages; i++)
 		sg_set_page(&sg[n++], pages[i], PAGE_SIZE, 0);
-	return virtqueue_add_inbuf(zq(vn, q)->rvq, sg, n, (void *)token, GFP_ATOMIC);
+	/* (Held only while the ring has room to spare; one released when
+	 * the ring has no room yet is added at the next chance.) */
+	if (every && !z->passed && (z->nheld || ++z->rx_posts % every == 0) &&
+	    z->nheld < ZCNET_VNET_HELD &&
+	    z->rvq->num_free > 2 * ZCNET_VNET_HELD * (3 + ZCNET_VNET_RX_PAGES)) {
+		memcpy(z->held_sg[z->nheld], sg, sizeof(sg));
+		z->held_n[z->nheld] = n;
+		z->held_token[z->nheld++] = (void *)token;
+		return 0;
+	}
+	err = virtqueue_add_inbuf(z->rvq, sg, n, (void *)token, GFP_ATOMIC);
+	if (!err && z->nheld && ++z->passed >= ZCNET_VNET_HELD_AFTER)
+		zcnet_vnet_release_held(z);
+	return err;
 }
 
 unsigned long zcnet_helper_vnet_get_rx(struct zcnet_vnet *vn, unsigned int q, unsigned int *len)
@@ -1112,7 +1177,13 @@ unsigned int zcnet_helper_vnet_tx_free(struct zcnet_vnet *vn, unsigned int q)
 
 bool zcnet_helper_vnet_kick_rx(struct zcnet_vnet *vn, unsigned int q)
 {
+	struct zcnet_vnet_queue *z = zq(vn, q);
 	unsigned int i;
+
+	/* A held-back chain waits for others to pass it, not for a ring the
+	 * device has nothing else in. */
+	if (z->nheld && z->rvq->num_free == virtqueue_get_vring_size(z->rvq))
+		zcnet_vnet_release_held(z);
 
 	if (!virtqueue_kick_prepare(zq(vn, q)->rvq))
 		return false;

@@ -186,6 +186,9 @@ struct TrainPage {
     /// The trains its chains were posted for: a frame is checked against
     /// these, whatever the wire's MTU has become since.
     geo: Geometry,
+    /// The engine wrote into it itself or handed it up: no chain is posted
+    /// into it any more.
+    retired: bool,
 }
 
 /// A queue pair's receive side: its speculation and its pages, owned by
@@ -251,6 +254,20 @@ impl Predictor {
             streak: 0,
             missing: false,
         })
+    }
+
+    /// The engine wrote into `page` itself or handed it up: retires it (no
+    /// chain is posted into it any more, whatever order the device uses the
+    /// chains in); whether it was one of this queue's train pages.
+    fn retire(&mut self, page: &RxPage) -> bool {
+        let mut found = false;
+        for t in self.trains.iter_mut().flatten() {
+            if t.page.same(page) {
+                t.retired = true;
+                found = true;
+            }
+        }
+        found
     }
 
     /// Whether a chain still posted points into `page`.
@@ -362,12 +379,14 @@ impl Predictor {
         }
     }
 
-    /// Posts speculative chains in the free slots while it is on: how many.
-    fn post(&mut self, rx: &mut RxRing, pages: &mut PageRing<PAGE_RING>) -> usize {
+    /// Posts speculative chains in the free slots while it is on: how many,
+    /// and how many of them went into a page the engine had taken (never:
+    /// [`Self::retire`]; counted as a check).
+    fn post(&mut self, rx: &mut RxRing, pages: &mut PageRing<PAGE_RING>) -> (usize, usize) {
         let Some(geo) = self.geo.filter(|_| self.on) else {
-            return 0;
+            return (0, 0);
         };
-        let mut posted = 0;
+        let (mut posted, mut into_retired) = (0, 0);
         // A frame the speculation did not expect (an ARP, an admission
         // frame) shifts every chain posted after it by one: at most this
         // many of them miss before the trains realign.
@@ -377,7 +396,7 @@ impl Predictor {
                 || self
                     .trains
                     .get(self.cur)
-                    .is_none_or(|t| t.as_ref().is_none_or(|t| t.geo != geo))
+                    .is_none_or(|t| t.as_ref().is_none_or(|t| t.geo != geo || t.retired))
             {
                 // A new train page, in an entry no chain points into.
                 let Some(idx) = (0..TRAINS).map(|i| (self.cur + 1 + i) % TRAINS).find(|&i| {
@@ -400,6 +419,7 @@ impl Predictor {
                         outstanding: 0,
                         id: None,
                         geo,
+                        retired: false,
                     });
                 }
                 self.fresh = false;
@@ -422,11 +442,12 @@ impl Predictor {
                 break;
             }
             t.outstanding += 1;
+            into_retired += usize::from(t.retired);
             self.outstanding += 1;
             self.next_k = (self.next_k + 1) % geo.n;
             posted += 1;
         }
-        posted
+        (posted, into_retired)
     }
 
     /// The wire's MTU is now `wire_mtu`: chains posted from now on are for
@@ -475,6 +496,8 @@ struct NativePort<'a> {
     holds: Option<&'a dyn Fn(&RxPage) -> bool>,
     /// The frame being handled is one the device placed (in the poll).
     placed: Cell<bool>,
+    /// Retires a page the engine takes (in the poll).
+    retire: Option<&'a dyn Fn(&RxPage)>,
 }
 
 impl Port for NativePort<'_> {
@@ -547,6 +570,12 @@ impl Port for NativePort<'_> {
     fn holds(&self, page: &RxPage) -> bool {
         self.holds.is_none_or(|h| h(page))
     }
+
+    fn owned(&self, page: &RxPage) {
+        if let Some(r) = self.retire {
+            r(page);
+        }
+    }
 }
 
 impl Native {
@@ -578,6 +607,7 @@ impl Native {
             sent: Cell::new(0),
             holds: None,
             placed: Cell::new(false),
+            retire: None,
         }
     }
 
@@ -588,8 +618,9 @@ impl Native {
             return 0;
         }
         let RxState { pred, pages } = st;
-        let spec = pred.post(rx, pages);
+        let (spec, into_retired) = pred.post(rx, pages);
         self.zf.counters.add(c::RX_CHAINS_SPECULATIVE, spec as u64);
+        self.zf.counters.add(c::RX_CHAINS_RETIRED, into_retired as u64);
         // Ordinary chains in what speculation left: all of the ring when
         // off; when on, only if the ring would otherwise run dry (no page
         // for a train), and the trains realign on the next fragment seen.
@@ -662,6 +693,16 @@ impl Native {
                 tx.wake();
             }
         }
+    }
+
+    /// Retires `page` in the queue other than `q` whose train page it is:
+    /// whether one did.
+    fn others_retire(&self, q: usize, page: &RxPage) -> bool {
+        self.rxq
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != q)
+            .any(|(_, r)| r.st.try_lock().is_some_and(|mut st| st.pred.retire(page)))
     }
 
     /// Whether a speculative chain of a queue other than `q` points into
@@ -770,8 +811,17 @@ impl vnet::Driver for Native {
         let holds = |p: &RxPage| {
             st.try_borrow().map_or(true, |st| st.pred.holds(p)) || self.others_hold(q, p)
         };
+        // A page the engine takes is retired by the queue whose train page
+        // it is (pages never move between queues).
+        let retire = |p: &RxPage| {
+            if st.try_borrow_mut().is_ok_and(|mut st| st.pred.retire(p)) || self.others_retire(q, p)
+            {
+                self.zf.counters.inc(c::RX_PAGES_RETIRED);
+            }
+        };
         let mut port = self.port(vn, q, TxAccess::Lock(tx), true);
         port.holds = Some(&holds);
+        port.retire = Some(&retire);
         let mut done = 0;
         while done < budget {
             let Some(mut f) = rx.next() else {
