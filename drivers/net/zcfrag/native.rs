@@ -202,6 +202,9 @@ struct RxQueue {
     /// Whether a speculative chain of this queue is posted (read by other
     /// queues' polls without the lock).
     speculating: Atomic<bool>,
+    /// Another queue's poll retired a page while this queue's lock was
+    /// busy (its poll ran): the next chain starts a fresh page.
+    retire_cur: Atomic<bool>,
 }
 
 struct RxState {
@@ -618,9 +621,18 @@ impl Native {
             return 0;
         }
         let RxState { pred, pages } = st;
+        if self
+            .rxq
+            .get(rx.queue())
+            .is_some_and(|q| q.retire_cur.xchg(false, Relaxed))
+        {
+            pred.fresh = true;
+        }
         let (spec, into_retired) = pred.post(rx, pages);
         self.zf.counters.add(c::RX_CHAINS_SPECULATIVE, spec as u64);
-        self.zf.counters.add(c::RX_CHAINS_RETIRED, into_retired as u64);
+        self.zf
+            .counters
+            .add(c::RX_CHAINS_RETIRED, into_retired as u64);
         // Ordinary chains in what speculation left: all of the ring when
         // off; when on, only if the ring would otherwise run dry (no page
         // for a train), and the trains realign on the next fragment seen.
@@ -695,14 +707,21 @@ impl Native {
         }
     }
 
-    /// Retires `page` in the queue other than `q` whose train page it is:
-    /// whether one did.
+    /// Retires `page` in the queue other than `q` whose train page it is
+    /// (a queue whose lock is taken, its poll running, starts its next
+    /// chain in a fresh page instead): whether one did.
     fn others_retire(&self, q: usize, page: &RxPage) -> bool {
-        self.rxq
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != q)
-            .any(|(_, r)| r.st.try_lock().is_some_and(|mut st| st.pred.retire(page)))
+        let mut any = false;
+        for (_, r) in self.rxq.iter().enumerate().filter(|(i, _)| *i != q) {
+            match r.st.try_lock() {
+                Some(mut st) => any |= st.pred.retire(page),
+                None => {
+                    r.retire_cur.store(true, Relaxed);
+                    any = true;
+                }
+            }
+        }
+        any
     }
 
     /// Whether a speculative chain of a queue other than `q` points into
@@ -736,6 +755,7 @@ impl vnet::Driver for Native {
                 let q = pin_init!(RxQueue {
                     st <- new_spinlock!(st),
                     speculating: Atomic::new(false),
+                    retire_cur: Atomic::new(false),
                 });
                 v.push(KBox::pin_init(q, GFP_KERNEL)?, GFP_KERNEL)?;
             }
