@@ -32,6 +32,11 @@
 #include "timer.h"
 #include "vnet.h"
 
+/* The test knob test_rx_reorder (below): chains held back at once, and how
+ * many chains pass them. */
+#define ZCNET_VNET_HELD 3
+#define ZCNET_VNET_HELD_AFTER 4
+
 struct zcnet_vnet_queue {
 	struct zcnet_vnet *vn;
 	struct virtqueue *rvq, *svq;
@@ -41,6 +46,13 @@ struct zcnet_vnet_queue {
 	/* Frames received and sent (ethtool -S), each written by one context
 	 * at a time: the pair's poll, the holder of its transmit ring. */
 	u64 rx_packets, tx_packets;
+	/* The test knob test_rx_reorder (under the receive ring's lock):
+	 * receive chains held back from the device (their scatterlists,
+	 * lengths and tokens), chains added since (`passed`), chains posted
+	 * so far. */
+	struct scatterlist held_sg[ZCNET_VNET_HELD][3 + ZCNET_VNET_RX_PAGES];
+	unsigned int held_n[ZCNET_VNET_HELD], nheld, passed, rx_posts;
+	void *held_token[ZCNET_VNET_HELD];
 };
 
 struct zcnet_vnet {
@@ -88,6 +100,17 @@ static bool test_rx_no_pages;
 module_param(test_rx_no_pages, bool, 0644);
 MODULE_PARM_DESC(test_rx_no_pages,
 		 "while set, receive rings get no new page, as if allocation failed (a test knob)");
+
+/* A test knob: while N (not 0), every Nth receive chain the front end posts
+ * and the two after it reach the device only after the four chains posted
+ * after those, so the device uses (fills and completes) chains out of the
+ * order they were posted in, as a device without VIRTIO_F_IN_ORDER may.
+ * QEMU uses a ring's chains in the order they reach it: only this shows the
+ * front end such a device (tools/testing/zcnet/zcfrag-native.sh). */
+static unsigned int test_rx_reorder;
+module_param(test_rx_reorder, uint, 0644);
+MODULE_PARM_DESC(test_rx_reorder,
+		 "N: every Nth receive chain and the 2 after it reach the device after the next 4 (a test knob)");
 
 /* Whether `devices` names vdev (its virtioN name or its MAC address). */
 static bool zcnet_vnet_wanted(struct virtio_device *vdev)
@@ -202,12 +225,20 @@ static int zcnet_vnet_stop(struct net_device *dev)
  * transmit stopped (zcnet_vnet_stop). Once this returns nothing posts to
  * any ring and no ndo_start_xmit runs until zcnet_vnet_resume.
  */
+static void zcnet_vnet_release_held(struct zcnet_vnet_queue *z);
+
 static void zcnet_vnet_pause(struct zcnet_vnet *vn, bool running)
 {
+	unsigned int i;
+
 	WRITE_ONCE(vn->resizing, true);
 	zcnet_helper_timer_cancel(vn->timer);
 	if (running)
 		zcnet_vnet_stop(vn->dev);
+	/* A chain test_rx_reorder held back goes to the device, so that the
+	 * ring's reset gives it back with the others. */
+	for (i = 0; i < vn->max_nq; i++)
+		zcnet_vnet_release_held(&vn->qs[i]);
 }
 
 /* The other half (virtnet_tx_resume): the device runs again, if it ran. */
@@ -264,8 +295,11 @@ static int zcnet_vnet_siocdevprivate(struct net_device *dev, struct ifreq *ifr,
 	return zcnet_vnet_ops->ioctl(vn->state, cmd - SIOCDEVPRIVATE, data);
 }
 
+static int zcnet_vnet_change_mtu(struct net_device *dev, int mtu);
+
 static const struct net_device_ops zcnet_vnet_netdev_ops = {
 	.ndo_open = zcnet_vnet_open,
+	.ndo_change_mtu = zcnet_vnet_change_mtu,
 	.ndo_stop = zcnet_vnet_stop,
 	.ndo_start_xmit = zcnet_vnet_xmit,
 	.ndo_features_check = zcnet_vnet_features_check,
@@ -442,6 +476,46 @@ static int zcnet_vnet_set_ringparam(struct net_device *dev, struct ethtool_ringp
 	err2 = zcnet_vnet_resume(vn, running);
 	if (err2)
 		netdev_warn(dev, "%s: cannot restart after resizing the rings: %d\n",
+			    KBUILD_MODNAME, err2);
+	return err ?: err2;
+}
+
+/*
+ * ip link set DEV mtu N (RTNL held). Every receive chain holds a frame of
+ * the device's MTU (the front end sizes each chain it posts for it; chains
+ * stay posted while the device is down): when the MTU grows, the device
+ * pauses, its receive rings are reset (virtqueue_reset, needs
+ * VIRTIO_F_RING_RESET; -EOPNOTSUPP without) and the chains come back unused
+ * as for ethtool -G, and a running device posts chains for the new MTU.
+ */
+static int zcnet_vnet_change_mtu(struct net_device *dev, int mtu)
+{
+	struct zcnet_vnet *vn = netdev_priv(dev);
+	bool running = netif_running(dev);
+	unsigned int i, irqs;
+	int err = 0, err2;
+
+	if (mtu <= dev->mtu) {
+		WRITE_ONCE(dev->mtu, mtu);
+		return 0;
+	}
+	if (!virtio_has_feature(vn->vdev, VIRTIO_F_RING_RESET) || !zcnet_vnet_ops->recycle_rx) {
+		netdev_warn(dev, "%s: the device cannot reset a ring alone (no VIRTIO_F_RING_RESET): the MTU cannot grow\n",
+			    KBUILD_MODNAME);
+		return -EOPNOTSUPP;
+	}
+	zcnet_vnet_pause(vn, running);
+	irqs = zcnet_vnet_irqs_off(vn);
+	for (i = 0; i < vn->max_nq && !err; i++)
+		err = virtqueue_reset(vn->qs[i].rvq, zcnet_vnet_recycle_rx, NULL);
+	zcnet_vnet_irqs_on(vn, irqs);
+	if (err)
+		netdev_warn(dev, "%s: cannot reset the receive rings: %d\n", KBUILD_MODNAME, err);
+	else
+		WRITE_ONCE(dev->mtu, mtu);
+	err2 = zcnet_vnet_resume(vn, running);
+	if (err2)
+		netdev_warn(dev, "%s: cannot restart after resetting the receive rings: %d\n",
 			    KBUILD_MODNAME, err2);
 	return err ?: err2;
 }
@@ -998,34 +1072,59 @@ bool zcnet_helper_vnet_test_rx_no_pages(void)
 	return READ_ONCE(test_rx_no_pages);
 }
 
-int zcnet_helper_vnet_post_rx(struct zcnet_vnet *vn, unsigned int q, void *hdr, unsigned int hdr_len,
-			      struct page *page, unsigned int page_off,
-			      unsigned int page_len, unsigned long token)
+/* The chains test_rx_reorder held back, to the device in the order they
+ * were posted (those the ring has no room for yet are kept). */
+static void zcnet_vnet_release_held(struct zcnet_vnet_queue *z)
 {
-	struct scatterlist sg[2];
+	unsigned int i = 0, j;
 
-	if (!token)
-		return -EINVAL;
-	sg_init_table(sg, page_len ? 2 : 1);
-	sg_set_buf(&sg[0], hdr, hdr_len);
-	if (page_len)
-		sg_set_page(&sg[1], page, page_len, page_off);
-	return virtqueue_add_inbuf(zq(vn, q)->rvq, sg, page_len ? 2 : 1, (void *)token, GFP_ATOMIC);
+	while (i < z->nheld &&
+	       !virtqueue_add_inbuf(z->rvq, z->held_sg[i], z->held_n[i], z->held_token[i], GFP_ATOMIC))
+		i++;
+	for (j = 0; i + j < z->nheld; j++) {
+		memcpy(z->held_sg[j], z->held_sg[i + j], sizeof(z->held_sg[j]));
+		z->held_n[j] = z->held_n[i + j];
+		z->held_token[j] = z->held_token[i + j];
+	}
+	z->nheld = j;
+	if (!j)
+		z->passed = 0;
 }
 
-int zcnet_helper_vnet_post_rx_spec(struct zcnet_vnet *vn, unsigned int q, void *hdr, unsigned int hdr_len,
-				   struct page *page, unsigned int off, unsigned int len,
-				   void *ovf, unsigned int ovf_len, unsigned long token)
+int zcnet_helper_vnet_post_rx(struct zcnet_vnet *vn, unsigned int q, void *hdr, unsigned int hdr_len,
+			      struct page *slice, unsigned int off, unsigned int len,
+			      void *ovf, unsigned int ovf_len, struct page **pages,
+			      unsigned int npages, unsigned long token)
 {
-	struct scatterlist sg[3];
+	struct zcnet_vnet_queue *z = zq(vn, q);
+	struct scatterlist sg[3 + ZCNET_VNET_RX_PAGES];
+	unsigned int n = 0, i, every = READ_ONCE(test_rx_reorder);
+	int err;
 
-	if (!token || !len || off > PAGE_SIZE || len > PAGE_SIZE - off)
+	if (!token || npages > ZCNET_VNET_RX_PAGES || off > PAGE_SIZE || len > PAGE_SIZE - off)
 		return -EINVAL;
-	sg_init_table(sg, 3);
-	sg_set_buf(&sg[0], hdr, hdr_len);
-	sg_set_page(&sg[1], page, len, off);
-	sg_set_buf(&sg[2], ovf, ovf_len);
-	return virtqueue_add_inbuf(zq(vn, q)->rvq, sg, 3, (void *)token, GFP_ATOMIC);
+	sg_init_table(sg, 1 + !!(slice && len) + !!(ovf && ovf_len) + npages);
+	sg_set_buf(&sg[n++], hdr, hdr_len);
+	if (slice && len)
+		sg_set_page(&sg[n++], slice, len, off);
+	if (ovf && ovf_len)
+		sg_set_buf(&sg[n++], ovf, ovf_len);
+	for (i = 0; i < npages; i++)
+		sg_set_page(&sg[n++], pages[i], PAGE_SIZE, 0);
+	/* (Held only while the ring has room to spare; one released when
+	 * the ring has no room yet is added at the next chance.) */
+	if (every && !z->passed && (z->nheld || ++z->rx_posts % every == 0) &&
+	    z->nheld < ZCNET_VNET_HELD &&
+	    z->rvq->num_free > 2 * ZCNET_VNET_HELD * (3 + ZCNET_VNET_RX_PAGES)) {
+		memcpy(z->held_sg[z->nheld], sg, sizeof(sg));
+		z->held_n[z->nheld] = n;
+		z->held_token[z->nheld++] = (void *)token;
+		return 0;
+	}
+	err = virtqueue_add_inbuf(z->rvq, sg, n, (void *)token, GFP_ATOMIC);
+	if (!err && z->nheld && ++z->passed >= ZCNET_VNET_HELD_AFTER)
+		zcnet_vnet_release_held(z);
+	return err;
 }
 
 unsigned long zcnet_helper_vnet_get_rx(struct zcnet_vnet *vn, unsigned int q, unsigned int *len)
@@ -1078,7 +1177,13 @@ unsigned int zcnet_helper_vnet_tx_free(struct zcnet_vnet *vn, unsigned int q)
 
 bool zcnet_helper_vnet_kick_rx(struct zcnet_vnet *vn, unsigned int q)
 {
+	struct zcnet_vnet_queue *z = zq(vn, q);
 	unsigned int i;
+
+	/* A held-back chain waits for others to pass it, not for a ring the
+	 * device has nothing else in. */
+	if (z->nheld && z->rvq->num_free == virtqueue_get_vring_size(z->rvq))
+		zcnet_vnet_release_held(z);
 
 	if (!virtqueue_kick_prepare(zq(vn, q)->rvq))
 		return false;
@@ -1102,23 +1207,37 @@ bool zcnet_helper_vnet_kick_tx(struct zcnet_vnet *vn, unsigned int q)
 	return virtqueue_kick_prepare(zq(vn, q)->svq) && virtqueue_notify(zq(vn, q)->svq);
 }
 
+/* The n pages' references pass to skb as its fragments, len bytes of
+ * them from the first on; a page holding none of them is put. */
+static void zcnet_vnet_add_pages(struct sk_buff *skb, struct page **pages, unsigned int n,
+				 unsigned int len)
+{
+	unsigned int i, l;
+
+	for (i = 0; i < n; i++) {
+		l = min_t(unsigned int, len, PAGE_SIZE);
+		if (!skb || !l || skb_shinfo(skb)->nr_frags >= MAX_SKB_FRAGS) {
+			put_page(pages[i]);
+			continue;
+		}
+		skb_add_rx_frag(skb, skb_shinfo(skb)->nr_frags, pages[i], 0, l, PAGE_SIZE);
+		len -= l;
+	}
+}
+
 struct sk_buff *zcnet_helper_vnet_rx_skb(struct zcnet_vnet *vn, unsigned int q, const void *head,
-					 unsigned int head_len, struct page *page,
-					 unsigned int page_len)
+					 unsigned int head_len, struct page **pages,
+					 unsigned int npages, unsigned int len)
 {
 	struct sk_buff *skb = napi_alloc_skb(&zq(vn, q)->napi, head_len);
 
-	if (!skb || head_len < ETH_HLEN) {
-		if (page)
-			put_page(page);
+	if (!skb || head_len < ETH_HLEN || len > npages * PAGE_SIZE) {
+		zcnet_vnet_add_pages(NULL, pages, npages, 0);
 		kfree_skb(skb);
 		return NULL;
 	}
 	skb_put_data(skb, head, head_len);
-	if (page && page_len)
-		skb_add_rx_frag(skb, 0, page, 0, page_len, PAGE_SIZE);
-	else if (page)
-		put_page(page);
+	zcnet_vnet_add_pages(skb, pages, npages, len);
 	skb->protocol = eth_type_trans(skb, vn->dev);
 	return skb;
 }
@@ -1143,21 +1262,28 @@ struct sk_buff *zcnet_helper_vnet_rx_skb_frag(struct zcnet_vnet *vn, unsigned in
 struct sk_buff *zcnet_helper_vnet_rx_skb_copy(struct zcnet_vnet *vn, unsigned int q, const void *a,
 					      unsigned int alen, struct page *page,
 					      unsigned int off, unsigned int plen,
-					      const void *b, unsigned int blen)
+					      const void *b, unsigned int blen,
+					      struct page **pages, unsigned int npages,
+					      unsigned int len)
 {
-	struct sk_buff *skb;
+	struct sk_buff *skb = NULL;
 
-	if (off > PAGE_SIZE || plen > PAGE_SIZE - off || alen + plen + blen < ETH_HLEN)
-		return NULL;
+	if (off > PAGE_SIZE || plen > PAGE_SIZE - off || alen + plen + blen < ETH_HLEN ||
+	    len > npages * PAGE_SIZE)
+		goto fail;
 	skb = napi_alloc_skb(&zq(vn, q)->napi, alen + plen + blen);
 	if (!skb)
-		return NULL;
+		goto fail;
 	skb_put_data(skb, a, alen);
 	if (plen)
 		skb_put_data(skb, page_address(page) + off, plen);
 	skb_put_data(skb, b, blen);
+	zcnet_vnet_add_pages(skb, pages, npages, len);
 	skb->protocol = eth_type_trans(skb, vn->dev);
 	return skb;
+fail:
+	zcnet_vnet_add_pages(NULL, pages, npages, 0);
+	return NULL;
 }
 
 void zcnet_helper_vnet_receive(struct zcnet_vnet *vn, unsigned int q, struct sk_buff *skb)

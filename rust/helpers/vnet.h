@@ -23,6 +23,10 @@ struct zcnet_vnet;
 #define ZCNET_VNET_HDR_LEN 12
 /* Queue pairs used at most (a device offering more binds and uses these). */
 #define ZCNET_VNET_MAX_QUEUES 8
+/* Whole pages a receive chain may end with: a frame of the largest MTU the
+ * front end allows fits a chain of its header buffer and these (checked in
+ * rust/zcnet/vnet.rs). */
+#define ZCNET_VNET_RX_PAGES 4
 /*
  * Transmit descriptors a packet of len bytes needs free before the front
  * end takes it: ZCNET_VNET_TX_STOP_FREE (a frame's virtio-net header, head
@@ -120,24 +124,20 @@ bool zcnet_helper_vnet_dying(struct zcnet_vnet *vn);
 bool zcnet_helper_vnet_test_rx_no_pages(void);
 
 /*
- * The datapath, on queue pair q. Posts one receive chain: `hdr_len` bytes at `hdr` (the virtio-net header
- * and the frame's first bytes), then `page_len` bytes of `page` from
- * `page_off`; `token` (non-zero) comes back from get_rx. 0 or -errno
- * (-ENOSPC: the ring is full). The memory must stay valid until the chain
- * comes back or the device is reset.
+ * The datapath, on queue pair q. Posts one receive chain: hdr_len bytes at
+ * hdr (the virtio-net header and the frame's first bytes); for a
+ * speculative chain, len bytes of slice from off (where the payload of the
+ * frame expected belongs) and ovf_len bytes at ovf (where the rest of any
+ * other frame spills; slice and ovf NULL for an ordinary chain); then the
+ * npages pages of pages, whole (at most ZCNET_VNET_RX_PAGES), so that a
+ * frame of the device's MTU fits any chain. `token` (non-zero) comes back
+ * from get_rx. 0 or -errno (-ENOSPC: the ring is full). The memory must
+ * stay valid until the chain comes back or the device is reset.
  */
 int zcnet_helper_vnet_post_rx(struct zcnet_vnet *vn, unsigned int q, void *hdr, unsigned int hdr_len,
-			      struct page *page, unsigned int page_off,
-			      unsigned int page_len, unsigned long token);
-/*
- * Posts one speculative receive chain: hdr_len bytes at hdr (the virtio-net
- * header and the headers of the frame expected), len bytes of page from off
- * (where its payload belongs), then ovf_len bytes at ovf (where the rest of
- * any other frame spills). As zcnet_helper_vnet_post_rx otherwise.
- */
-int zcnet_helper_vnet_post_rx_spec(struct zcnet_vnet *vn, unsigned int q, void *hdr, unsigned int hdr_len,
-				   struct page *page, unsigned int off, unsigned int len,
-				   void *ovf, unsigned int ovf_len, unsigned long token);
+			      struct page *slice, unsigned int off, unsigned int len,
+			      void *ovf, unsigned int ovf_len, struct page **pages,
+			      unsigned int npages, unsigned long token);
 /* A used receive chain's token and the bytes the device wrote; 0: none. */
 unsigned long zcnet_helper_vnet_get_rx(struct zcnet_vnet *vn, unsigned int q, unsigned int *len);
 /*
@@ -157,14 +157,14 @@ bool zcnet_helper_vnet_kick_rx(struct zcnet_vnet *vn, unsigned int q);
 bool zcnet_helper_vnet_kick_tx(struct zcnet_vnet *vn, unsigned int q);
 /*
  * A received frame: head_len bytes at head (the Ethernet header first,
- * copied into the skb's head), then page_len bytes of page from offset 0 as
- * its fragment (the page reference passes to the skb; put when unused or on
- * failure). NULL when memory is short or the head is shorter than an
- * Ethernet header.
+ * copied into the skb's head), then len bytes of the npages pages, each
+ * from offset 0, as its fragments (the page references pass to the skb; a
+ * page holding none of the bytes is put, all of them on failure). NULL when
+ * memory is short or the head is shorter than an Ethernet header.
  */
 struct sk_buff *zcnet_helper_vnet_rx_skb(struct zcnet_vnet *vn, unsigned int q, const void *head,
-					 unsigned int head_len, struct page *page,
-					 unsigned int page_len);
+					 unsigned int head_len, struct page **pages,
+					 unsigned int npages, unsigned int len);
 /* A received frame: head_len bytes at head (from the Ethernet header on)
  * copied into the skb's head, then len bytes of page from off as its
  * fragment (the caller's page reference passes to the skb; put on
@@ -172,12 +172,16 @@ struct sk_buff *zcnet_helper_vnet_rx_skb(struct zcnet_vnet *vn, unsigned int q, 
 struct sk_buff *zcnet_helper_vnet_rx_skb_frag(struct zcnet_vnet *vn, unsigned int q, const void *head,
 					      unsigned int head_len, struct page *page,
 					      unsigned int off, unsigned int len);
-/* A received frame copied whole into a linear skb: alen bytes at a, plen
- * bytes of page from off, blen bytes at b. NULL when memory is short. */
+/* A received frame: alen bytes at a, plen bytes of page from off (no
+ * reference taken), blen bytes at b copied into the skb's head, then len
+ * bytes of the npages pages as its fragments (as zcnet_helper_vnet_rx_skb).
+ * NULL when memory is short. */
 struct sk_buff *zcnet_helper_vnet_rx_skb_copy(struct zcnet_vnet *vn, unsigned int q, const void *a,
 					      unsigned int alen, struct page *page,
 					      unsigned int off, unsigned int plen,
-					      const void *b, unsigned int blen);
+					      const void *b, unsigned int blen,
+					      struct page **pages, unsigned int npages,
+					      unsigned int len);
 /* The received frame skb to the stack through NAPI (GRO). */
 void zcnet_helper_vnet_receive(struct zcnet_vnet *vn, unsigned int q, struct sk_buff *skb);
 /* Transmit queue flow control and byte queue limits. */

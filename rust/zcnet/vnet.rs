@@ -46,8 +46,37 @@ pub const TX_BYTES_PER_DESC: usize = ext::ZCNET_VNET_TX_BYTES_PER_DESC as usize;
 pub const RX_HDR: usize = 128;
 /// Bytes of an Ethernet header.
 const ETH_HLEN: usize = 14;
-/// The largest MTU a receive chain (header buffer and one page) holds.
+/// The largest MTU a receive chain of a header buffer and one page holds.
 pub const MAX_MTU: usize = RX_HDR - HDR_LEN + PAGE_SIZE - ETH_HLEN;
+/// The largest MTU a driver may give its device ([`Vnet::set_mtu`]): every
+/// receive chain, ordinary or speculative, ends with as many of at most
+/// [`RX_PAGES`] whole pages as a frame of the device's MTU needs.
+pub const DEV_MAX_MTU: usize = 16 * 1024;
+/// Whole pages a receive chain may end with.
+pub const RX_PAGES: usize = ext::ZCNET_VNET_RX_PAGES as usize;
+/// Bytes of a VLAN tag (a frame of the MTU may carry one).
+const VLAN_HLEN: usize = 4;
+
+/// Bytes the device writes for a frame of `mtu`: the virtio-net header, an
+/// Ethernet header with a VLAN tag, the packet.
+pub const fn rx_frame_len(mtu: usize) -> usize {
+    HDR_LEN + ETH_HLEN + VLAN_HLEN + mtu
+}
+
+/// Pages a chain needs past its first `before` bytes (header buffer, and a
+/// speculative chain's slice and overflow buffer) for a frame of `mtu`.
+const fn rx_pages(mtu: usize, before: usize) -> usize {
+    rx_frame_len(mtu).saturating_sub(before).div_ceil(PAGE_SIZE)
+}
+
+// An ordinary chain holds a frame of the largest MTU, and so does a
+// speculative one, whose header buffer holds at least the virtio-net,
+// Ethernet and IPv4 headers and whose slice at least a byte.
+const _: () = assert!(rx_pages(DEV_MAX_MTU, RX_HDR) <= RX_PAGES);
+const _: () = assert!(rx_pages(DEV_MAX_MTU, HDR_LEN + ETH_HLEN + 20 + 1 + RX_OVF) <= RX_PAGES);
+// The default MTU's frames need one page after the header buffer (as
+// before chains had tails).
+const _: () = assert!(rx_pages(4148, RX_HDR) == 1);
 /// How long (ms) an unbind waits for the device to send what the front
 /// end's teardown posted.
 const TEARDOWN_DRAIN_MS: usize = 200;
@@ -129,6 +158,7 @@ impl Vnet {
     /// set mtu`); only while the device is not registered yet
     /// ([`Driver::new`]).
     pub fn set_mtu(&self, mtu: u32, max: u32) {
+        let max = max.min(DEV_MAX_MTU as u32);
         // SAFETY: By the type invariant the device is bound; `Driver::new`
         // runs before registration, so nothing reads the fields meanwhile.
         unsafe { ext::zcnet_helper_vnet_set_mtu(self.raw(), mtu, max) }
@@ -212,37 +242,6 @@ impl Vnet {
         unsafe { ext::zcnet_helper_vnet_tx_completed(self.raw(), q as u32, frames, bytes) }
     }
 
-    /// A frame received on queue pair `q`: `head` (from its Ethernet header
-    /// on, copied into the skb's head) and `page_len` bytes of `page` as its
-    /// fragment. `None` when memory is short or `head` holds no Ethernet
-    /// header.
-    pub fn rx_skb(
-        &self,
-        q: usize,
-        head: &[u8],
-        page: Option<RxPage>,
-        page_len: usize,
-    ) -> Option<SkBuff> {
-        let page_len = if page.is_some() {
-            page_len.min(PAGE_SIZE)
-        } else {
-            0
-        };
-        let p = page.map_or(core::ptr::null_mut(), RxPage::into_raw);
-        // SAFETY: By the type invariant the device is bound; `head` is valid
-        // for its length; the page reference (if any) passes to the helper.
-        unsafe {
-            SkBuff::from_raw(ext::zcnet_helper_vnet_rx_skb(
-                self.raw(),
-                q as u32,
-                head.as_ptr().cast(),
-                head.len() as u32,
-                p,
-                page_len as u32,
-            ))
-        }
-    }
-
     /// Hands a frame received on queue pair `q` to the stack (NAPI, GRO):
     /// from that pair's poll only.
     pub fn receive(&self, q: usize, skb: SkBuff) {
@@ -254,7 +253,8 @@ impl Vnet {
 
 /// Bytes of a speculative chain's overflow buffer: where the rest of a frame
 /// that is not the one speculated on spills (a header buffer, a page slice
-/// and this hold any frame of a wire MTU up to 1500 whatever the slice).
+/// and this hold any frame of a wire MTU up to 1500 whatever the slice);
+/// whole pages after it hold the rest of a frame of the device's MTU.
 pub const RX_OVF: usize = 2048;
 
 /// A speculative receive chain ([`RxRing::post_spec`]): the headers of the
@@ -277,17 +277,80 @@ pub struct Spec {
 struct RxSlot {
     hdr: KBox<[u8; RX_HDR]>,
     ovf: KBox<[u8; RX_OVF]>,
-    /// An ordinary chain's page.
-    page: Option<RxPage>,
+    /// Whole pages: an ordinary chain's after its header buffer, a
+    /// speculative chain's after its overflow buffer (kept for the next
+    /// chain when no frame used them).
+    pages: [Option<RxPage>; RX_PAGES],
+    /// How many of `pages` the posted chain has.
+    npages: usize,
     /// A speculative chain's place.
     spec: Option<Spec>,
     posted: bool,
 }
 
+impl RxSlot {
+    /// Fills `pages[..n]` from `page`: whether they all are there.
+    fn get_pages(&mut self, n: usize, page: &mut impl FnMut() -> Option<RxPage>) -> bool {
+        self.pages.iter_mut().take(n).all(|p| {
+            if p.is_none() {
+                *p = page();
+            }
+            p.is_some()
+        }) && n <= RX_PAGES
+    }
+
+    /// Posts the chain: the header buffer's first `hdr_len` bytes, a
+    /// speculative chain's slice and overflow buffer, `pages[..n]`
+    /// (there: [`Self::get_pages`]), as slot `token`'s chain. 0 or -errno.
+    fn post(
+        &mut self,
+        vn: &Vnet,
+        q: u32,
+        hdr_len: usize,
+        spec: Option<&Spec>,
+        n: usize,
+        token: u32,
+    ) -> i32 {
+        let mut raw = [core::ptr::null_mut(); RX_PAGES];
+        for (r, p) in raw.iter_mut().zip(self.pages.iter().take(n)) {
+            *r = p.as_ref().map_or(core::ptr::null_mut(), RxPage::as_raw);
+        }
+        if n > RX_PAGES || raw.iter().take(n).any(|r| r.is_null()) || hdr_len > RX_HDR {
+            return -(bindings::EINVAL as i32);
+        }
+        let (slice, off, len, ovf, ovf_len) = match spec {
+            Some(s) => (s.page.as_raw(), s.off, s.len, self.ovf.as_mut_ptr(), RX_OVF),
+            None => (core::ptr::null_mut(), 0, 0, core::ptr::null_mut(), 0),
+        };
+        // SAFETY: `vn` is bound (`Vnet`); the header and overflow buffers and
+        // the pages stay in the slot, and a speculative chain's slice in its
+        // `Spec`, untouched while it is posted (see [`RxRing`]); the helper
+        // checks `n` and the slice against the page; the token is the
+        // non-zero.
+        unsafe {
+            ext::zcnet_helper_vnet_post_rx(
+                vn.raw(),
+                q,
+                self.hdr.as_mut_ptr().cast(),
+                hdr_len as u32,
+                slice,
+                off as u32,
+                len as u32,
+                ovf.cast(),
+                ovf_len as u32,
+                raw.as_mut_ptr(),
+                n as u32,
+                token as ffi::c_ulong + 1,
+            )
+        }
+    }
+}
+
 /// The receive ring: one slot per descriptor chain, each either ordinary
 /// (a header buffer of [`RX_HDR`] bytes and a page) or speculative
-/// ([`Spec`]: header bytes, a page slice, an overflow buffer); the buffers
-/// are allocated once.
+/// ([`Spec`]: header bytes, a page slice, an overflow buffer), either
+/// ending with as many more whole pages as a frame of the device's MTU
+/// needs; the buffers are allocated once.
 ///
 /// # Invariants
 ///
@@ -312,7 +375,8 @@ impl RxRing {
                 RxSlot {
                     hdr: KBox::new([0u8; RX_HDR], GFP_KERNEL)?,
                     ovf: KBox::new([0u8; RX_OVF], GFP_KERNEL)?,
-                    page: None,
+                    pages: [const { None }; RX_PAGES],
+                    npages: 0,
                     spec: None,
                     posted: false,
                 },
@@ -349,11 +413,17 @@ impl RxRing {
         !self.free.is_empty()
     }
 
+    /// The device's MTU now: chains posted hold a frame of it.
+    fn mtu(&self) -> usize {
+        (self.vn.netdev().mtu() as usize).min(DEV_MAX_MTU)
+    }
+
     /// Posts ordinary chains in free slots until `limit` chains are posted,
-    /// a page from `page` for a slot that has none (it keeps a page no
+    /// pages from `page` for a slot that has too few (it keeps pages no
     /// frame used). How many chains went to the device; kick it after.
     pub fn fill(&mut self, limit: usize, page: &mut impl FnMut() -> Option<RxPage>) -> usize {
-        let mut n = 0;
+        let n = rx_pages(self.mtu(), RX_HDR).max(1);
+        let mut posted = 0;
         while self.posted() < limit {
             let Some(i) = self.free.pop() else {
                 break;
@@ -361,74 +431,43 @@ impl RxRing {
             let Some(s) = self.slots.get_mut(i as usize) else {
                 continue;
             };
-            if s.page.is_none() {
-                s.page = page();
-            }
-            let Some(p) = s.page.as_ref() else {
-                let _ = self.free.push_within_capacity(i);
-                break;
-            };
-            // SAFETY: By the type invariant the device is bound; the header
-            // buffer and the page stay in the slot, untouched, while it is
-            // posted (see the type invariant); the token is non-zero.
-            let r = unsafe {
-                ext::zcnet_helper_vnet_post_rx(
-                    self.vn.raw(),
-                    self.q,
-                    s.hdr.as_mut_ptr().cast(),
-                    RX_HDR as u32,
-                    p.as_raw(),
-                    0,
-                    PAGE_SIZE as u32,
-                    i as ffi::c_ulong + 1,
-                )
-            };
-            if r != 0 {
+            if !s.get_pages(n, page) || s.post(&self.vn, self.q, RX_HDR, None, n, i) != 0 {
                 let _ = self.free.push_within_capacity(i);
                 break;
             }
             // INVARIANT: the chain is in the device's ring now.
+            s.npages = n;
             s.posted = true;
-            n += 1;
+            posted += 1;
         }
-        n
+        posted
     }
 
-    /// Posts one speculative chain in a free slot; kick the device after.
-    /// The chain comes back with `spec` when no slot is free or the ring
-    /// refuses it.
-    pub fn post_spec(&mut self, spec: Spec) -> core::result::Result<(), Spec> {
+    /// Posts one speculative chain in a free slot, with the pages after
+    /// its overflow buffer that a frame of the device's MTU needs from
+    /// `page`; kick the device after. The chain comes back with `spec` when
+    /// no slot is free, no page is to be had or the ring refuses it.
+    pub fn post_spec(
+        &mut self,
+        spec: Spec,
+        page: &mut impl FnMut() -> Option<RxPage>,
+    ) -> core::result::Result<(), Spec> {
         if spec.hdr_len > RX_HDR || spec.off > PAGE_SIZE || spec.len > PAGE_SIZE - spec.off {
             return Err(spec);
         }
+        let n = rx_pages(self.mtu(), spec.hdr_len + spec.len + RX_OVF);
         let Some(i) = self.free.pop() else {
             return Err(spec);
         };
         let Some(s) = self.slots.get_mut(i as usize) else {
             return Err(spec);
         };
-        // SAFETY: By the type invariant the device is bound; the header and
-        // overflow buffers stay in the slot and the page slice in `s.spec`,
-        // untouched by this ring, while it is posted; the token is non-zero.
-        let r = unsafe {
-            ext::zcnet_helper_vnet_post_rx_spec(
-                self.vn.raw(),
-                self.q,
-                s.hdr.as_mut_ptr().cast(),
-                spec.hdr_len as u32,
-                spec.page.as_raw(),
-                spec.off as u32,
-                spec.len as u32,
-                s.ovf.as_mut_ptr().cast(),
-                RX_OVF as u32,
-                i as ffi::c_ulong + 1,
-            )
-        };
-        if r != 0 {
+        if !s.get_pages(n, page) || s.post(&self.vn, self.q, spec.hdr_len, Some(&spec), n, i) != 0 {
             let _ = self.free.push_within_capacity(i);
             return Err(spec);
         }
         // INVARIANT: the chain is in the device's ring now.
+        s.npages = n;
         s.spec = Some(spec);
         s.posted = true;
         Ok(())
@@ -516,11 +555,58 @@ impl RxFrame<'_> {
         &self.slot.hdr[..self.len.min(cap)]
     }
 
-    /// An ordinary chain's page, with the frame's bytes past the header
-    /// buffer at offset 0 (`len() - RX_HDR` of them); the slot gets a new
-    /// one when refilled.
-    pub fn take_page(&mut self) -> Option<RxPage> {
-        self.slot.page.take()
+    /// Takes the slot's first pages holding `len` bytes of the frame (the
+    /// slot gets new ones when posted again) for the C side.
+    fn take_pages(&mut self, len: usize) -> ([*mut bindings::page; RX_PAGES], usize) {
+        let mut raw = [core::ptr::null_mut(); RX_PAGES];
+        let mut n = 0;
+        let k = len.div_ceil(PAGE_SIZE).min(self.slot.npages);
+        for p in self.slot.pages.iter_mut().take(k) {
+            if let (Some(p), Some(r)) = (p.take(), raw.get_mut(n)) {
+                *r = p.into_raw();
+                n += 1;
+            }
+        }
+        (raw, n)
+    }
+
+    /// Whether the frame went on past a speculative chain's overflow
+    /// buffer, into the pages after it.
+    pub fn used_pages(&self) -> bool {
+        self.spec
+            .as_ref()
+            .is_some_and(|s| self.len > s.hdr_len + s.len + RX_OVF)
+    }
+
+    /// An ordinary chain's frame: its first bytes (from the Ethernet header
+    /// on) copied into the skb's head, the rest its pages as fragments.
+    /// `None` for a speculative chain, a frame without an Ethernet header,
+    /// or when memory is short.
+    pub fn ordinary_skb(&mut self) -> Option<SkBuff> {
+        if self.spec.is_some() {
+            return None;
+        }
+        let rest = self.len.saturating_sub(RX_HDR);
+        let (mut raw, n) = self.take_pages(rest);
+        let head = self
+            .slot
+            .hdr
+            .get(HDR_LEN..self.len.clamp(HDR_LEN, RX_HDR))
+            .unwrap_or(&[]);
+        // SAFETY: The device is bound (`Vnet`) and gave this chain back;
+        // `head` is valid for its length; the `n` page references pass to
+        // the helper.
+        unsafe {
+            SkBuff::from_raw(ext::zcnet_helper_vnet_rx_skb(
+                self.vn.raw(),
+                self.q,
+                head.as_ptr().cast(),
+                head.len() as u32,
+                raw.as_mut_ptr(),
+                n as u32,
+                rest as u32,
+            ))
+        }
     }
 
     /// A speculative chain's frame as the device placed it: the headers
@@ -551,19 +637,31 @@ impl RxFrame<'_> {
         }
     }
 
-    /// A speculative chain's frame copied whole into a new skb, wherever
-    /// the device put its bytes (header buffer, page slice, overflow).
-    /// `None` for an ordinary chain, a frame without an Ethernet header, or
-    /// when memory is short.
-    pub fn copied_skb(&self) -> Option<SkBuff> {
+    /// A speculative chain's frame as a new skb, wherever the device put
+    /// its bytes: header buffer, page slice and overflow buffer copied into
+    /// its head, the pages after those (a frame longer than they hold) its
+    /// fragments. `None` for an ordinary chain, a frame without an Ethernet
+    /// header, or when memory is short.
+    pub fn copied_skb(&mut self) -> Option<SkBuff> {
+        let (hdr_len, plen, rest) = {
+            let s = self.spec.as_ref()?;
+            let rest = self.len.saturating_sub(s.hdr_len);
+            (s.hdr_len, rest.min(s.len), rest)
+        };
+        let blen = (rest - plen).min(RX_OVF);
+        let tail = rest - plen - blen;
+        let (mut raw, n) = self.take_pages(tail);
         let s = self.spec.as_ref()?;
-        let a = self.slot.hdr.get(HDR_LEN..self.len.min(s.hdr_len))?;
-        let rest = self.len.saturating_sub(s.hdr_len);
-        let plen = rest.min(s.len);
-        let b = self.slot.ovf.get(..rest - plen)?;
+        let a = self
+            .slot
+            .hdr
+            .get(HDR_LEN..self.len.min(hdr_len).max(HDR_LEN))
+            .unwrap_or(&[]);
+        let b = self.slot.ovf.get(..blen).unwrap_or(&[]);
         // SAFETY: The device is bound (`Vnet`) and gave this chain back; `a`
-        // and `b` are valid for their lengths; the helper checks the page
-        // range and takes no reference.
+        // and `b` are valid for their lengths; the helper checks the slice's
+        // range and takes no reference to it; the `n` page references pass
+        // to the helper, which puts them when it fails.
         unsafe {
             SkBuff::from_raw(ext::zcnet_helper_vnet_rx_skb_copy(
                 self.vn.raw(),
@@ -575,10 +673,14 @@ impl RxFrame<'_> {
                 plen as u32,
                 b.as_ptr().cast(),
                 b.len() as u32,
+                raw.as_mut_ptr(),
+                n as u32,
+                tail as u32,
             ))
         }
     }
 }
+
 /// The transmit ring: the skbs the device is sending, each with the length
 /// it was counted with.
 ///

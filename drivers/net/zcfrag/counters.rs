@@ -91,6 +91,9 @@ crate::zcnet::counters::counter_table! {
     TX_GSO_PACKETS = "tx_gso_packets",
     TX_GSO_REALIGNED = "tx_gso_realigned",
     RX_REFILL_RETRIES = "rx_refill_retries",
+    RX_CHAINS_PAGES_USED = "rx_chains_pages_used",
+    RX_PAGES_RETIRED = "rx_pages_retired",
+    RX_CHAINS_RETIRED = "rx_chains_into_retired",
 }
 
 /// The first of the per-reason miss counters: `MISS_BASE + Miss as usize`.

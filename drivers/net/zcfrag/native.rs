@@ -19,7 +19,8 @@
 //! headers, the slice of a page where its payload belongs, an overflow
 //! buffer: the device writes the payload in place, paper §3.2.2) and
 //! ordinary chains otherwise (a header buffer of [`vnet::RX_HDR`] bytes,
-//! copied into the skb's head, and a page, its fragment). With RSS the
+//! copied into the skb's head, and a page, its fragment); either ends with
+//! as many more pages as a frame of the device's MTU needs. With RSS the
 //! device sends IPv4 fragments to pair 0 and the rest to the other pairs
 //! (§6.2's second receive list). Each frame sent is a scatter-gather chain
 //! of its head and fragments; a packet's fragments, and packets the stack
@@ -64,8 +65,10 @@ const MIN_WIRE_MTU: u32 = 576;
 const _: () = assert!(vnet::MAX_MTU == 4198);
 const WIRE_MTU_RANGE: &CStr = c"wire_mtu must be 576 to 4198";
 /// The largest MTU of the device: an IPv4 packet of up to 16 fragments of
-/// the smallest wire MTU's payload is still one the engine handles whole.
-const MAX_MTU: u32 = 16 * 1024;
+/// the smallest wire MTU's payload is still one the engine handles whole;
+/// every receive chain holds a frame of it ([`vnet::DEV_MAX_MTU`]).
+const MAX_MTU: u32 = vnet::DEV_MAX_MTU as u32;
+const _: () = assert!(MAX_MTU == 16 * 1024);
 
 /// One bound device.
 #[pin_data]
@@ -183,6 +186,9 @@ struct TrainPage {
     /// The trains its chains were posted for: a frame is checked against
     /// these, whatever the wire's MTU has become since.
     geo: Geometry,
+    /// The engine wrote into it itself or handed it up: no chain is posted
+    /// into it any more.
+    retired: bool,
 }
 
 /// A queue pair's receive side: its speculation and its pages, owned by
@@ -196,6 +202,9 @@ struct RxQueue {
     /// Whether a speculative chain of this queue is posted (read by other
     /// queues' polls without the lock).
     speculating: Atomic<bool>,
+    /// Another queue's poll retired a page while this queue's lock was
+    /// busy (its poll ran): the next chain starts a fresh page.
+    retire_cur: Atomic<bool>,
 }
 
 struct RxState {
@@ -248,6 +257,20 @@ impl Predictor {
             streak: 0,
             missing: false,
         })
+    }
+
+    /// The engine wrote into `page` itself or handed it up: retires it (no
+    /// chain is posted into it any more, whatever order the device uses the
+    /// chains in); whether it was one of this queue's train pages.
+    fn retire(&mut self, page: &RxPage) -> bool {
+        let mut found = false;
+        for t in self.trains.iter_mut().flatten() {
+            if t.page.same(page) {
+                t.retired = true;
+                found = true;
+            }
+        }
+        found
     }
 
     /// Whether a chain still posted points into `page`.
@@ -359,12 +382,14 @@ impl Predictor {
         }
     }
 
-    /// Posts speculative chains in the free slots while it is on: how many.
-    fn post(&mut self, rx: &mut RxRing, pages: &mut PageRing<PAGE_RING>) -> usize {
+    /// Posts speculative chains in the free slots while it is on: how many,
+    /// and how many of them went into a page the engine had taken (never:
+    /// [`Self::retire`]; counted as a check).
+    fn post(&mut self, rx: &mut RxRing, pages: &mut PageRing<PAGE_RING>) -> (usize, usize) {
         let Some(geo) = self.geo.filter(|_| self.on) else {
-            return 0;
+            return (0, 0);
         };
-        let mut posted = 0;
+        let (mut posted, mut into_retired) = (0, 0);
         // A frame the speculation did not expect (an ARP, an admission
         // frame) shifts every chain posted after it by one: at most this
         // many of them miss before the trains realign.
@@ -374,7 +399,7 @@ impl Predictor {
                 || self
                     .trains
                     .get(self.cur)
-                    .is_none_or(|t| t.as_ref().is_none_or(|t| t.geo != geo))
+                    .is_none_or(|t| t.as_ref().is_none_or(|t| t.geo != geo || t.retired))
             {
                 // A new train page, in an entry no chain points into.
                 let Some(idx) = (0..TRAINS).map(|i| (self.cur + 1 + i) % TRAINS).find(|&i| {
@@ -397,6 +422,7 @@ impl Predictor {
                         outstanding: 0,
                         id: None,
                         geo,
+                        retired: false,
                     });
                 }
                 self.fresh = false;
@@ -412,15 +438,19 @@ impl Predictor {
                 len,
                 tag: ((self.cur as u32) << 4) | self.next_k as u32,
             };
-            if rx.post_spec(spec).is_err() {
+            if rx
+                .post_spec(spec, &mut || pages.get().map(|(p, _)| p))
+                .is_err()
+            {
                 break;
             }
             t.outstanding += 1;
+            into_retired += usize::from(t.retired);
             self.outstanding += 1;
             self.next_k = (self.next_k + 1) % geo.n;
             posted += 1;
         }
-        posted
+        (posted, into_retired)
     }
 
     /// The wire's MTU is now `wire_mtu`: chains posted from now on are for
@@ -469,6 +499,8 @@ struct NativePort<'a> {
     holds: Option<&'a dyn Fn(&RxPage) -> bool>,
     /// The frame being handled is one the device placed (in the poll).
     placed: Cell<bool>,
+    /// Retires a page the engine takes (in the poll).
+    retire: Option<&'a dyn Fn(&RxPage)>,
 }
 
 impl Port for NativePort<'_> {
@@ -541,6 +573,12 @@ impl Port for NativePort<'_> {
     fn holds(&self, page: &RxPage) -> bool {
         self.holds.is_none_or(|h| h(page))
     }
+
+    fn owned(&self, page: &RxPage) {
+        if let Some(r) = self.retire {
+            r(page);
+        }
+    }
 }
 
 impl Native {
@@ -572,6 +610,7 @@ impl Native {
             sent: Cell::new(0),
             holds: None,
             placed: Cell::new(false),
+            retire: None,
         }
     }
 
@@ -582,8 +621,18 @@ impl Native {
             return 0;
         }
         let RxState { pred, pages } = st;
-        let spec = pred.post(rx, pages);
+        if self
+            .rxq
+            .get(rx.queue())
+            .is_some_and(|q| q.retire_cur.xchg(false, Relaxed))
+        {
+            pred.fresh = true;
+        }
+        let (spec, into_retired) = pred.post(rx, pages);
         self.zf.counters.add(c::RX_CHAINS_SPECULATIVE, spec as u64);
+        self.zf
+            .counters
+            .add(c::RX_CHAINS_RETIRED, into_retired as u64);
         // Ordinary chains in what speculation left: all of the ring when
         // off; when on, only if the ring would otherwise run dry (no page
         // for a train), and the trains realign on the next fragment seen.
@@ -605,13 +654,12 @@ impl Native {
     }
 
     /// A frame the device filled a chain with, as an skb: in place when a
-    /// speculative chain's frame is the one it waited for, copied whole
-    /// when it is not, headers copied and the page as its fragment for an
-    /// ordinary chain.
+    /// speculative chain's frame is the one it waited for, copied when it
+    /// is not (but for what went on into the pages after the overflow
+    /// buffer: those are its fragments), headers copied and the pages as
+    /// its fragments for an ordinary chain.
     fn frame_skb(
         &self,
-        vn: &Vnet,
-        q: usize,
         f: &mut RxFrame<'_>,
         pred: &mut Predictor,
         placed: &Cell<bool>,
@@ -626,16 +674,21 @@ impl Native {
                 placed.set(true);
                 return f.placed_skb();
             }
+            // A frame longer than the slice and the overflow buffer (one
+            // of the device's MTU) ends in the pages after them: a miss,
+            // counted apart too.
+            let copied = f.len().min(spec.hdr_len + spec.len + vnet::RX_OVF);
             self.zf.counters.inc(c::RX_CHAINS_MISSED);
+            if f.used_pages() {
+                self.zf.counters.inc(c::RX_CHAINS_PAGES_USED);
+            }
             self.zf.counters.add(
                 c::RX_COPIED_BYTES,
-                f.len().saturating_sub(vnet::HDR_LEN) as u64,
+                copied.saturating_sub(vnet::HDR_LEN) as u64,
             );
             return f.copied_skb();
         }
-        let rest = f.len().saturating_sub(vnet::RX_HDR);
-        let page: Option<RxPage> = if rest > 0 { f.take_page() } else { None };
-        vn.rx_skb(q, f.head().get(vnet::HDR_LEN..)?, page, rest)
+        f.ordinary_skb()
     }
 
     /// Frees what the device has sent and counts it.
@@ -652,6 +705,23 @@ impl Native {
                 tx.wake();
             }
         }
+    }
+
+    /// Retires `page` in the queue other than `q` whose train page it is
+    /// (a queue whose lock is taken, its poll running, starts its next
+    /// chain in a fresh page instead): whether one did.
+    fn others_retire(&self, q: usize, page: &RxPage) -> bool {
+        let mut any = false;
+        for (_, r) in self.rxq.iter().enumerate().filter(|(i, _)| *i != q) {
+            match r.st.try_lock() {
+                Some(mut st) => any |= st.pred.retire(page),
+                None => {
+                    r.retire_cur.store(true, Relaxed);
+                    any = true;
+                }
+            }
+        }
+        any
     }
 
     /// Whether a speculative chain of a queue other than `q` points into
@@ -685,6 +755,7 @@ impl vnet::Driver for Native {
                 let q = pin_init!(RxQueue {
                     st <- new_spinlock!(st),
                     speculating: Atomic::new(false),
+                    retire_cur: Atomic::new(false),
                 });
                 v.push(KBox::pin_init(q, GFP_KERNEL)?, GFP_KERNEL)?;
             }
@@ -760,8 +831,17 @@ impl vnet::Driver for Native {
         let holds = |p: &RxPage| {
             st.try_borrow().map_or(true, |st| st.pred.holds(p)) || self.others_hold(q, p)
         };
+        // A page the engine takes is retired by the queue whose train page
+        // it is (pages never move between queues).
+        let retire = |p: &RxPage| {
+            if st.try_borrow_mut().is_ok_and(|mut st| st.pred.retire(p)) || self.others_retire(q, p)
+            {
+                self.zf.counters.inc(c::RX_PAGES_RETIRED);
+            }
+        };
         let mut port = self.port(vn, q, TxAccess::Lock(tx), true);
         port.holds = Some(&holds);
+        port.retire = Some(&retire);
         let mut done = 0;
         while done < budget {
             let Some(mut f) = rx.next() else {
@@ -769,7 +849,7 @@ impl vnet::Driver for Native {
             };
             done += 1;
             let skb = match st.try_borrow_mut() {
-                Ok(mut st) => self.frame_skb(vn, q, &mut f, &mut st.pred, &port.placed),
+                Ok(mut st) => self.frame_skb(&mut f, &mut st.pred, &port.placed),
                 Err(_) => None,
             };
             drop(f);

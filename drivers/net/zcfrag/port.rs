@@ -62,6 +62,13 @@ pub(crate) trait Port {
     fn holds(&self, _page: &RxPage) -> bool {
         false
     }
+
+    /// The engine takes `page` for good: it copies a fragment into it
+    /// itself, or hands it up whole (it may then be mapped into a process).
+    /// The wire must never write into it again: no receive chain of the
+    /// native front end is posted into it any more, whatever order its
+    /// device uses the chains in.
+    fn owned(&self, _page: &RxPage) {}
 }
 
 impl Port for Ctx<'_> {

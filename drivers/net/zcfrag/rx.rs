@@ -307,6 +307,9 @@ impl ZcFrag {
         let hdr_dst = sb.hdr.get_mut(hdr_at..hdr_at + place.header_bytes);
         let copied = match (room, hdr_dst, sb.page.as_ref()) {
             (true, Some(hdr_dst), Some(page)) => {
+                if !in_place {
+                    port.owned(page);
+                }
                 skb.copy_bits(h.header_len as u32, hdr_dst).is_ok()
                     && (in_place || skb.copy_to_page(from, page, place.page_off, place.page_len))
             }
@@ -375,6 +378,7 @@ impl ZcFrag {
             // Bytes past the data may be another packet's or stale: a page
             // handed up never shows them (zcsock may map it to user space).
             page.fill(done.data_len, PAGE_SIZE.saturating_sub(done.data_len), 0);
+            port.owned(page);
         });
         let pkt = match (ok, page, sb.hdr.get(..hl)) {
             (true, Some(page), Some(hdr)) => {
