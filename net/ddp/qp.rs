@@ -23,6 +23,7 @@
 //! `ZCDDP_CQ_DEPTH`, `ZCDDP_MR_MAX`), all allocated at start-up.
 
 use crate::errno;
+use crate::listed::{Figures, Listed, MrRow};
 use crate::stat::{self, s};
 use crate::uapi;
 use crate::wire::{
@@ -243,6 +244,8 @@ pub(crate) struct Qp {
     sq_signaled: usize,
     mid: Mid,
     regions: KVec<Region>,
+    /// `regions` changed since the listing's copy was refreshed.
+    regions_changed: bool,
     /// The serial of the next registration (from 1).
     next_serial: u64,
     /// Registrations whose pages TCP holds, one entry each.
@@ -365,6 +368,7 @@ impl Qp {
             sq_signaled: 0,
             mid: Mid::None,
             regions: KVec::new(),
+            regions_changed: false,
             next_serial: 1,
             lent: KVec::new(),
             parser: None,
@@ -547,6 +551,7 @@ impl Qp {
         };
         // On failure the region drops: its pages are released and uncounted.
         self.regions.push(region, GFP_KERNEL)?;
+        self.regions_changed = true;
         Ok(stag)
     }
 
@@ -572,6 +577,7 @@ impl Qp {
         if let Some(r) = self.regions.get_mut(i) {
             r.valid = false;
         }
+        self.regions_changed = true;
         // The notifications that came meanwhile.
         self.reap(sk);
         let held = self
@@ -763,48 +769,39 @@ impl Qp {
         Ok(())
     }
 
-    /// The rest of the connection's listing line (`sq_depth`: the setting,
-    /// before start-up allocates the ring), and its registrations.
-    pub(crate) fn describe(&self, out: &mut crate::conn::Text<'_>, sq_depth: u32) {
-        use core::fmt::Write;
+    /// Refreshes the listing's copy ([`Listed`]): the figures each time,
+    /// the registrations when they changed.
+    pub(crate) fn publish_listing(&mut self, l: &Listed, sq_depth: u32) {
         let depth = if self.live {
             self.sq.depth()
         } else {
             sq_depth as usize
         };
         let zctx = match &self.zctx {
-            None => "off",
-            Some(_) if self.zc_copied_run >= ZC_COPIED_STOP => "stopped",
-            Some(_) => "on",
+            None => 0,
+            Some(_) if self.zc_copied_run >= ZC_COPIED_STOP => 2,
+            Some(_) => 1,
         };
-        let _ = writeln!(
-            out,
-            " error={} sq={}/{} rq={}/{} cq={}/{} irq={}/{} zctx={zctx} rings(cq/rq)={}/{}",
-            -self.error,
-            self.sq.len(),
-            depth,
-            self.rq.len(),
-            uapi::RQ_DEPTH,
-            self.cq.len(),
-            uapi::CQ_DEPTH,
-            self.irq.len(),
-            self.irq.depth(),
-            self.ring.as_ref().map_or(0, |r| r.entries),
-            self.rq_ring.as_ref().map_or(0, |r| r.entries),
-        );
-        for r in self.regions.iter().filter(|r| r.valid) {
-            let a = |bit, c| if r.access & bit != 0 { c } else { "-" };
-            let _ = writeln!(
-                out,
-                "\tmr stag=0x{:08x} addr=0x{:x} len={} access={}{}{} pages={}",
-                r.stag,
-                r.base,
-                r.len,
-                a(uapi::ACCESS_LOCAL_WRITE, "l"),
-                a(uapi::ACCESS_REMOTE_WRITE, "w"),
-                a(uapi::ACCESS_REMOTE_READ, "r"),
-                r.mr.pages(),
-            );
+        l.set(&Figures {
+            error: self.error,
+            sq: self.sq.len() as u32,
+            sq_depth: depth as u32,
+            rq: self.rq.len() as u32,
+            cq: self.cq.len() as u32,
+            irq: self.irq.len() as u32,
+            irq_depth: self.irq.depth() as u32,
+            zctx,
+            cq_ring: self.ring.as_ref().map_or(0, |r| r.entries),
+            rq_ring: self.rq_ring.as_ref().map_or(0, |r| r.entries),
+        });
+        if core::mem::take(&mut self.regions_changed) {
+            l.set_mrs(self.regions.iter().filter(|r| r.valid).map(|r| MrRow {
+                stag: r.stag,
+                access: r.access,
+                base: r.base,
+                len: r.len,
+                pages: r.mr.pages() as u64,
+            }));
         }
     }
 
@@ -1853,6 +1850,7 @@ impl Qp {
                 .filter(|r| r.access & uapi::ACCESS_NO_REMOTE_INV == 0 && !ring)
                 .ok_or(Fault(TermCode::RDMAP_CANNOT_INVALIDATE))?;
             r.valid = false;
+            self.regions_changed = true;
             flags |= uapi::WC_INVALIDATED;
             inv = stag;
         }
@@ -1938,6 +1936,7 @@ impl Qp {
         // connection reset): the pins go now (zcddp.rst, "Threat model").
         self.lent = KVec::new();
         self.regions.clear();
+        self.regions_changed = true;
         self.live = false;
         self.fbuf = KVVec::new();
         self.stage = KVVec::new();

@@ -59,7 +59,9 @@ struct zcnet_tcp_ulp_cbs {
 	/*
 	 * Optional, with work: the text of the socket's line in the ULP's
 	 * listing (zcnet_helper_tcp_ulp_proc_register()), after its
-	 * addresses, into buf (sk locked): the bytes written, at most len.
+	 * addresses, into buf: the bytes written, at most len. Called with
+	 * the list's spinlock held (BHs off), not the socket lock: it reads
+	 * only what the ULP published for it, and never sleeps.
 	 */
 	int (*describe)(struct sock *sk, void *ctx, char *buf, unsigned int len);
 	/*

@@ -532,10 +532,11 @@ pub trait Ulp: Sync + 'static {
     /// reader's namespace, its addresses and then what `describe` writes.
     const LISTING: Option<(&'static CStr, &'static CStr)> = None;
 
-    /// The socket's text in the listing (socket locked), after its
-    /// addresses, into `out`: the bytes written. A socket being closed is
-    /// not listed.
-    fn describe(_sk: &Locked<'_>, _ctx: &Self::Ctx, _out: &mut [u8]) -> usize {
+    /// The socket's text in the listing, after its addresses, into `out`:
+    /// the bytes written. Called without the socket lock, with a spinlock
+    /// held (no sleeping): the ULP reads what it published for it
+    /// (atomics). A socket being closed is not listed.
+    fn describe(_sk: &TcpSock, _ctx: &Self::Ctx, _out: &mut [u8]) -> usize {
         0
     }
 }
@@ -965,8 +966,9 @@ impl<T: Ulp> Adapter<T> {
 
     /// # Safety
     ///
-    /// The listing's read: a live socket, locked, its holder, and `len`
-    /// writable bytes at `buf`.
+    /// The listing's read: a live socket (on the ULP's list, whose lock
+    /// the caller holds: close and destroy take it off before the holder
+    /// goes), its holder, and `len` writable bytes at `buf`.
     unsafe extern "C" fn describe_cb(
         sk: *mut bindings::sock,
         ctx: *mut ffi::c_void,
@@ -983,10 +985,7 @@ impl<T: Ulp> Adapter<T> {
         };
         // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
         match unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
-            // INVARIANT: The listing locked the socket for the call.
-            Some(h) => {
-                T::describe(&Locked(RxLocked(s)), &h.ctx, out).min(len as usize) as ffi::c_int
-            }
+            Some(h) => T::describe(s, &h.ctx, out).min(len as usize) as ffi::c_int,
             None => 0,
         }
     }

@@ -37,6 +37,15 @@ zcddp_peer's frames, both in this process.
                        meanwhile ("pgalloc=N", /proc/vmstat)
   children PORT N KIB  N children register KIB KiB each on one shared
                        socket and exit: "children ok=K refused=R"
+  pinlock PORT MIB     a child registers MIB MiB of untouched memory (its
+                       pages faulted in as they are pinned); once it has
+                       faulted in 8 MiB, this process reads
+                       /proc/net/zcddp_conns, then ZCDDP_INFO of the
+                       socket, each noting the child's resident memory when
+                       it returned: "pinlock listed=L list_kib=K
+                       info_kib=I region_kib=R reg=ok" (K or I below R:
+                       returned while the pinning was under way; the
+                       child stays until both were read)
 """
 import ctypes
 import errno
@@ -383,6 +392,58 @@ def children(port, n, kib):
     return 0
 
 
+def vm_rss_kib(pid):
+    for l in open("/proc/%d/status" % pid):
+        if l.startswith("VmRSS:"):
+            return int(l.split()[1])
+    return 0
+
+
+def pinlock(port, mib):
+    c, s = pair(port)
+    c.setsockopt(socket.IPPROTO_TCP, TCP_ULP, b"zcddp")
+    n = mib << 20
+    m = mmap.mmap(-1, n)
+    rd, wr = os.pipe()
+    go_r, go_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(rd)
+        os.close(go_w)
+        try:
+            reg(c, addr_of(m), n, ACC_LW)
+            r = "ok"
+        except OSError as e:
+            r = ename(e)
+        os.write(wr, r.encode())
+        # Resident until told: its memory says how far the pinning got.
+        os.read(go_r, 1)
+        os._exit(0)
+    os.close(wr)
+    os.close(go_r)
+    base = vm_rss_kib(pid)
+    end = time.monotonic() + 60
+    # The child is pinning (its socket locked by REG_MR until the fix of
+    # issue 45's minor) once 8 MiB of the region are resident.
+    while vm_rss_kib(pid) < base + 8192 and time.monotonic() < end:
+        pass
+    with open("/proc/net/zcddp_conns") as f:
+        text = f.read()
+    list_kib = vm_rss_kib(pid) - base
+    c.getsockopt(SOL_ZCDDP, 2, 64)
+    info_kib = vm_rss_kib(pid) - base
+    r = os.read(rd, 64).decode()
+    os.close(go_w)
+    os.waitpid(pid, 0)
+    me = "%s:%d " % c.getsockname()
+    listed = sum(1 for l in text.splitlines() if l.startswith(me))
+    print("pinlock listed=%d list_kib=%d info_kib=%d region_kib=%d reg=%s"
+          % (listed, list_kib, info_kib, n >> 10, r))
+    c.close()
+    s.close()
+    return 0
+
+
 def main():
     a = sys.argv[1:]
     if a[0] == "kpf":
@@ -400,6 +461,8 @@ def main():
         return bigreg(int(a[1]), int(a[2]))
     if a[0] == "children":
         return children(int(a[1]), int(a[2]), int(a[3]))
+    if a[0] == "pinlock":
+        return pinlock(int(a[1]), int(a[2]))
     print(__doc__)
     return 2
 
