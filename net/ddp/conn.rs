@@ -229,7 +229,10 @@ impl Ctx {
         match self.qp(sk) {
             // Inbound FPDUs processed, and the queued FPDUs moved into TCP
             // while it takes them (this runs from `sk_write_space` too).
-            Some(mut qp) => qp.pump(sk),
+            Some(mut qp) => {
+                qp.add_count(stat::s::WORK_RUNS, 1);
+                qp.pump(sk)
+            }
             // Someone is inside: it schedules this again when it is done.
             None => self.owe(PENDING_KICK),
         }
@@ -418,12 +421,20 @@ impl Ulp for ZcDdp {
 
     fn rx_bh(sk: &RxLocked<'_>, ctx: &Ctx) -> bool {
         // In RDMA mode only: start-up reads the stream itself.
-        if ctx.state.load(Relaxed) != uapi::STATE_RTS || !crate::rx_bh_on() {
+        if ctx.state.load(Relaxed) != uapi::STATE_RTS {
             return false;
         }
         let Some(mut qp) = ctx.qp(sk) else {
             return false;
         };
+        // A failed connection drops what arrives here, whatever `rxbh`
+        // says: no segment schedules the work item any more.
+        if let Some(done) = qp.discard(sk) {
+            return done;
+        }
+        if !crate::rx_bh_on() {
+            return false;
+        }
         match qp.pump_bh(sk) {
             Some(completed) => {
                 // Waiters wake for completions only (letting the data path

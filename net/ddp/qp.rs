@@ -276,6 +276,12 @@ pub(crate) struct Qp {
     zc_always: bool,
     /// FPDUs the in-order path received (for the softirq path's count).
     rx_fpdus: u32,
+    /// The connection failed and its sending side is shut (a FIN after the
+    /// Terminate, if one was owed): what arrives now is read and dropped.
+    shut: bool,
+    /// The peer terminated the connection: the first work request flushed
+    /// completes with `ZCDDP_WC_REM_ERR`.
+    rem_err: bool,
     /// The FPDU in `txbuf` lends its payload: `txbuf[..zc_at]` (MPA and
     /// DDP/RDMAP headers) goes first, then the payload by reference, then
     /// `txbuf[zc_at..tx_len]` (pad and CRC).
@@ -387,6 +393,8 @@ impl Qp {
             zc_copied_run: 0,
             zc_always: false,
             rx_fpdus: 0,
+            shut: false,
+            rem_err: false,
             zc: None,
             zc_at: 0,
             held: Fifo::new(),
@@ -451,6 +459,11 @@ impl Qp {
             }
             None => false,
         }
+    }
+
+    /// Adds `n` to counter `idx`, with the data path's other counts.
+    pub(crate) fn add_count(&mut self, idx: usize, n: i64) {
+        self.counts.add(idx, n);
     }
 
     /// Adds the counts gathered to the namespace's counters.
@@ -855,6 +868,13 @@ impl Qp {
                     stat::add(sk.net(), s::TERMINATES_SENT, 1);
                 }
                 continue;
+            }
+            if self.error != 0 && self.live && !self.shut {
+                // RFC 5040, 5.2 (and 7.2): the stream is closed after the
+                // Terminate, the last FPDU sent; whatever ended the
+                // connection, nothing more goes out.
+                self.shut = true;
+                sk.shutdown_send();
             }
             if self.error != 0 || !self.live || !self.next_fpdu(sk) {
                 return;
@@ -1307,7 +1327,10 @@ impl Qp {
         }
     }
 
-    fn complete(&mut self, c: Cqe) {
+    fn complete(&mut self, mut c: Cqe) {
+        if c.status == uapi::WC_FLUSH_ERR && core::mem::take(&mut self.rem_err) {
+            c.status = uapi::WC_REM_ERR;
+        }
         // Room was reserved at post time (outstanding() <= CQ_DEPTH).
         let _ = self.cq.push(c);
     }
@@ -1421,6 +1444,28 @@ impl Qp {
         self.ooo_walk(sk);
         self.flush(sk);
         self.reap(sk);
+        let _ = self.discard(sk);
+    }
+
+    /// A failed connection's receive side: `None` while the connection
+    /// works; once its sending side is shut ([`Qp::flush`]), what TCP
+    /// queued is read and dropped (`Some(true)`: TCP's window stays open
+    /// and no arriving segment leaves work behind); `Some(false)` until
+    /// then (the work item owes the Terminate and the FIN).
+    pub(crate) fn discard(&mut self, sk: &RxLocked<'_>) -> Option<bool> {
+        if self.error == 0 || !self.live {
+            return None;
+        }
+        if !self.shut {
+            return Some(false);
+        }
+        let n = sk.inq() as usize;
+        if n > 0 {
+            if let Ok(n) = sk.consume(n) {
+                self.counts.add(s::RX_DISCARDED, n as i64);
+            }
+        }
+        Some(true)
     }
 
     /// Data arrived, in softirq, or the out-of-order hook asked for a run
@@ -1556,7 +1601,10 @@ impl Qp {
         let r = match (seg.opcode, seg.ddp) {
             (Opcode::Terminate, _) => {
                 stat::add(sk.net(), s::TERMINATES_RECEIVED, 1);
-                return self.fail(sk, -(kernel::bindings::ECONNRESET as i32));
+                self.rem_err = self.error == 0;
+                self.fail(sk, -(kernel::bindings::ECONNRESET as i32));
+                self.rem_err = false;
+                return;
             }
             (Opcode::Write, Header::Tagged(t)) => {
                 self.place_write(sk, t, Payload::Bytes(seg.payload))

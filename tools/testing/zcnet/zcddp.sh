@@ -865,6 +865,25 @@ lk=$(field /tmp/zpl list_kib)
 [ "$(field /tmp/zpl listed) $(field /tmp/zpl reg)" = "1 ok" ] && [ "${lk:-0}" -gt 0 ] && [ "$lk" -lt 65536 ] &&
   t_ok "/proc/net/zcddp_conns lists a connection while a REG_MR holds its socket (${lk} KiB of 64 MiB pinned)" ||
   t_fail "/proc/net/zcddp_conns lists a connection while a REG_MR holds its socket" "$(cat /tmp/zpl)"
+# After a Terminate the connection is closed as RFC 5040 asks (issue 45
+# minor): a raw peer sends one (received) or a Send to queue 5 (sent:
+# zcddp answers with a Terminate), reads zcddp's stream to its end (the
+# FIN after the Terminate), then sends 200 FPDUs of 1 KiB. zcddp's socket
+# is in FIN_WAIT2 (5), its posted receive completed with ZCDDP_WC_REM_ERR
+# (2) after a Terminate received, ZCDDP_WC_FLUSH_ERR (3) after one sent,
+# every byte of the 200 FPDUs read and dropped (nothing left unread), and
+# its work item ran at most 4 times meanwhile, not once a segment.
+for tc in "received no 2" "sent yes 3"; do
+  read -r tm tt tst <<<"$tc"
+  ip netns exec a timeout $((60 * TS)) python3 -m zcddp_mem termclose $PORT $tm > /tmp/ztc 2>&1
+  sed "s/^/# termclose $tm: /" /tmp/ztc
+  t_expect "a Terminate $tm: zcddp's Terminate, its stream's end, TCP state, receive status, bytes unread, all 200 FPDUs after it dropped" \
+    "$tt eof 5 $tst 0 $(field /tmp/ztc flood)" \
+    "$(field /tmp/ztc term) $(field /tmp/ztc end) $(field /tmp/ztc state) $(field /tmp/ztc status) $(field /tmp/ztc inq) $(field /tmp/ztc discarded)"
+  r=$(field /tmp/ztc runs)
+  [ "${r:-99}" -le 4 ] 2>/dev/null && t_ok "  the work item ran $r times meanwhile (at most 4)" ||
+    t_fail "  the work item ran at most 4 times meanwhile" "${r:-none}"
+done
 t_expect "ZcddpCrcErrors counted (the bad CRC)" $((before + 1)) "$(procv b ZcddpCrcErrors)"
 # The same checks on FPDUs with 1 KiB of payload, which in-order direct
 # placement checks in TCP's receive queue and copies from there (issue

@@ -46,6 +46,16 @@ zcddp_peer's frames, both in this process.
                        info_kib=I region_kib=R reg=ok" (K or I below R:
                        returned while the pinning was under way; the
                        child stays until both were read)
+  termclose PORT MODE  a zcddp responder with a receive posted; its raw
+                       peer sends a Terminate (MODE received) or a Send to
+                       queue 5 (sent: zcddp terminates), reads what comes
+                       back until the end of the stream (5 s at most),
+                       then sends 200 FPDUs of 1 KiB: "termclose term=T
+                       end=E state=S inq=Q status=C runs=R discarded=D
+                       flood=F" (a Terminate from zcddp; how its stream
+                       ended; the zcddp socket's TCP state and unread
+                       bytes; the receive's completion status; its work
+                       item's runs and the bytes it dropped meanwhile)
 """
 import ctypes
 import errno
@@ -57,7 +67,7 @@ import sys
 import threading
 import time
 
-from zcddp_peer import E, KEY_REQ, Zc, fpdu, read_exact, read_frame, frame, untagged
+from zcddp_peer import E, KEY_REQ, Zc, acked, fpdu, read_exact, read_frame, frame, untagged
 
 SOL_ZCDDP, REG_MR, DEREG_MR = 301, 3, 4
 ACC_LW, ACC_RR = 0x1, 0x4
@@ -444,6 +454,68 @@ def pinlock(port, mib):
     return 0
 
 
+def termclose(port, mode):
+    import fcntl
+    import termios
+    c, s = pair(port)
+    c.sendall(frame(KEY_REQ, E, 2, b"", (1, 1)))
+    z = Zc(s, 2, False, 77)
+    read_frame(c)
+    runs, dropped = stat("ZcddpWorkRuns"), stat("ZcddpRxBytesDiscarded")
+    if mode == "received":
+        # Layer 1 (RDMAP), type 1 (remote protection), code 0.
+        c.sendall(fpdu(untagged(7, 2, 1, 0) + bytes([0x11, 0, 0, 0]), False, False))
+    else:
+        c.sendall(fpdu(bytes([0x41, 0x40 | 3]) + struct.pack(">IIII", 0, 5, 1, 0) + b"x",
+                       False, False))
+    got, end = b"", "timeout"
+    c.settimeout(5)
+    try:
+        while True:
+            b = c.recv(65536)
+            if not b:
+                end = "eof"
+                break
+            got += b
+    except socket.timeout:
+        pass
+    except ConnectionError as e:
+        end = type(e).__name__
+    term = "yes" if b"\x41\x47" in got else "no"
+    # The peer sends on: zcddp must neither stall its window nor run its
+    # work item for each segment.
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    flood = 0
+    try:
+        for i in range(200):
+            f = fpdu(untagged(3, 0, 2 + i, 0) + bytes(1024), False, False)
+            c.sendall(f)
+            flood += len(f)
+    except OSError as e:
+        print("# flood:", e)
+    try:
+        acked(c, 5)
+    except EOFError:
+        print("# the flood not all acknowledged")
+    inq = struct.unpack("i", fcntl.ioctl(s, termios.FIONREAD, b"\0" * 4))[0]
+    state = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0]
+    status = "none"
+    try:
+        for cq in z.poll(0):
+            if cq[0] == 77:
+                status = cq[2]
+    except OSError as e:
+        status = ename(e)
+    # -1: no such counter (a module without them).
+    runs = stat("ZcddpWorkRuns") - runs if runs >= 0 else "none"
+    dropped = stat("ZcddpRxBytesDiscarded") - dropped if dropped >= 0 else "none"
+    print("termclose term=%s end=%s state=%d inq=%d status=%s runs=%s discarded=%s flood=%d"
+          % (term, end, state, inq, status, runs, dropped, flood))
+    c.close()
+    s.close()
+    return 0
+
+
 def main():
     a = sys.argv[1:]
     if a[0] == "kpf":
@@ -461,6 +533,8 @@ def main():
         return bigreg(int(a[1]), int(a[2]))
     if a[0] == "children":
         return children(int(a[1]), int(a[2]), int(a[3]))
+    if a[0] == "termclose":
+        return termclose(int(a[1]), a[2])
     if a[0] == "pinlock":
         return pinlock(int(a[1]), int(a[2]))
     print(__doc__)
