@@ -403,8 +403,7 @@ impl Ulp for ZcDdp {
             uapi::ZCDDP_INFO => Err(EINVAL),
             uapi::SEND_QUEUE => ctx.set_sq_depth(val),
             uapi::OOO => ctx.set_ooo(sk, val),
-            uapi::REG_MR
-            | uapi::DEREG_MR
+            uapi::DEREG_MR
             | uapi::POST_RECV
             | uapi::POST_RECV_SG
             | uapi::POST_SEND
@@ -413,6 +412,11 @@ impl Ulp for ZcDdp {
             | uapi::RQ_RING => crate::verbs::call(sk, ctx, name, val),
             _ => Err(errno::enoprotoopt()),
         }
+    }
+
+    fn setopt_unlocked(sk: &TcpSock, ctx: &Ctx, name: i32, val: &[u8]) -> Option<Result> {
+        // Pinning pages holds no socket lock.
+        (name == uapi::REG_MR).then(|| crate::verbs::reg_mr(sk, ctx, val))
     }
 
     fn work(sk: &Locked<'_>, ctx: &Ctx) {

@@ -507,14 +507,9 @@ impl Qp {
 
     // ---- registration ----
 
-    /// `ZCDDP_REG_MR`: the new STag.
-    pub(crate) fn reg_mr(
-        &mut self,
-        sk: &Locked<'_>,
-        addr: u64,
-        len: u64,
-        access: u32,
-    ) -> Result<u32> {
+    /// `ZCDDP_REG_MR`'s arguments checked before anything is pinned:
+    /// whether the pages are pinned writable.
+    pub(crate) fn reg_mr_check(len: u64, access: u32) -> Result<bool> {
         let all = uapi::ACCESS_LOCAL_WRITE
             | uapi::ACCESS_REMOTE_WRITE
             | uapi::ACCESS_REMOTE_READ
@@ -522,6 +517,20 @@ impl Qp {
         if access & !all != 0 || len == 0 || len > isize::MAX as u64 {
             return Err(EINVAL);
         }
+        Ok(access & (uapi::ACCESS_LOCAL_WRITE | uapi::ACCESS_REMOTE_WRITE) != 0)
+    }
+
+    /// `ZCDDP_REG_MR`, its pages pinned (without the socket lock,
+    /// [`Qp::reg_mr_check`]): the new STag. On failure `mr` drops, its
+    /// pages unpinned.
+    pub(crate) fn reg_mr(
+        &mut self,
+        sk: &Locked<'_>,
+        addr: u64,
+        len: u64,
+        access: u32,
+        mr: Mr,
+    ) -> Result<u32> {
         // Dead registrations go first, but not one whose pages TCP still
         // holds: its ZCDDP_DEREG_MR is repeated until TCP let go (and must
         // not find the STag unknown meanwhile). Then the limit.
@@ -531,12 +540,8 @@ impl Qp {
         if self.regions.len() >= uapi::MR_MAX {
             return Err(errno::enospc());
         }
-        let write = access & (uapi::ACCESS_LOCAL_WRITE | uapi::ACCESS_REMOTE_WRITE) != 0;
         let net = sk.net();
-        let mr = Arc::new(
-            Mr::pin(addr as usize, len as usize, write, net, s::PINNED_PAGES)?,
-            GFP_KERNEL,
-        )?;
+        let mr = Arc::new(mr, GFP_KERNEL)?;
         // The STag (RFC 5040 §4.1: index and key): random, so that a peer
         // cannot guess another registration's from its own, and never
         // that of a registration still listed (invalidated ones too). Work

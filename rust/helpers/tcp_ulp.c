@@ -118,6 +118,12 @@ static int zcnet_ulp_setsockopt(struct sock *sk, int level, int optname, sockptr
 		return -EINVAL;
 	if (copy_from_sockptr(buf, optval, optlen))
 		return -EFAULT;
+	if (zcnet_ulp_cbs->setopt_unlocked) {
+		err = zcnet_ulp_cbs->setopt_unlocked(sk, inet_csk(sk)->icsk_ulp_data, optname,
+						     buf, optlen);
+		if (err != -ENOIOCTLCMD)
+			return err;
+	}
 	lock_sock(sk);
 	err = zcnet_ulp_cbs->setopt(sk, inet_csk(sk)->icsk_ulp_data, optname, buf, optlen);
 	release_sock(sk);

@@ -275,6 +275,13 @@ impl SockGuard<'_> {
 }
 
 impl SockGuard<'_> {
+    /// The socket as a locked one, for the calls that need the lock held.
+    pub fn locked(&self) -> Locked<'_> {
+        // INVARIANT: This guard holds the socket's lock (`lock_sock`, process
+        // context) for as long as the borrow lasts.
+        Locked(RxLocked(self.0))
+    }
+
     /// Keeps window-limited sends cut at page boundaries while every unsent
     /// byte is in whole-page segments (the cork bit: see `tcp_ulp.h`).
     /// `ours`: the bit is the caller's, from an earlier call; updated. True
@@ -490,6 +497,14 @@ pub trait Ulp: Sync + 'static {
         Self::setopt(sk, ctx, name, val)
     }
 
+    /// `setsockopt(SOL, name)` before the socket is locked, for work that
+    /// must not hold its lock (pinning pages): `None` leaves the option
+    /// to [`Ulp::setopt_locked`]. The ULP locks the socket itself
+    /// ([`TcpSock::lock`], [`SockGuard::locked`]) to publish what it made.
+    fn setopt_unlocked(_sk: &TcpSock, _ctx: &Self::Ctx, _name: i32, _val: &[u8]) -> Option<Result> {
+        None
+    }
+
     /// `getsockopt(SOL, name)` into `out` (64 bytes), socket locked: the
     /// length written.
     fn getopt(_sk: &TcpSock, _ctx: &Self::Ctx, _name: i32, _out: &mut [u8]) -> Result<usize> {
@@ -577,6 +592,11 @@ impl<T: Ulp> Registration<T> {
         sendmsg: Some(Adapter::<T>::sendmsg_cb),
         recvmsg: Some(Adapter::<T>::recvmsg_cb),
         setopt: Some(Adapter::<T>::setopt_cb),
+        setopt_unlocked: if T::HAS_SETOPT_UNLOCKED {
+            Some(Adapter::<T>::setopt_unlocked_cb)
+        } else {
+            None
+        },
         getopt: Some(Adapter::<T>::getopt_cb),
         tcp_opt_set: if T::HAS_TCP_OPTION_SET {
             Some(Adapter::<T>::tcp_opt_set_cb)
@@ -886,6 +906,36 @@ impl<T: Ulp> Adapter<T> {
                 Err(e) => e.to_errno(),
             },
             None => super::errno::enoprotoopt().to_errno(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// The ULP proto's setsockopt at level `SOL` before it locks the
+    /// socket: a live socket and `len` readable bytes at `val`.
+    unsafe extern "C" fn setopt_unlocked_cb(
+        sk: *mut bindings::sock,
+        ctx: *mut ffi::c_void,
+        name: ffi::c_int,
+        val: *const ffi::c_void,
+        len: ffi::c_uint,
+    ) -> ffi::c_int {
+        // SAFETY: The socket is live for the call; `val` holds `len` bytes.
+        let (s, v) = unsafe {
+            (
+                TcpSock::from_raw(sk),
+                core::slice::from_raw_parts(val.cast::<u8>(), len as usize),
+            )
+        };
+        // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
+        let r = match unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
+            Some(h) => T::setopt_unlocked(s, &h.ctx, name, v),
+            None => None,
+        };
+        match r {
+            None => -(bindings::ENOIOCTLCMD as ffi::c_int),
+            Some(Ok(())) => 0,
+            Some(Err(e)) => e.to_errno(),
         }
     }
 
