@@ -880,6 +880,29 @@ impl<T: Ulp> Adapter<T> {
         }
     }
 
+    /// The socket, its state (if any) and the value of a setsockopt call.
+    ///
+    /// # Safety
+    ///
+    /// `sk` is a live socket of this ULP for `'a`, `ctx` its holder or null,
+    /// and `val` holds `len` readable bytes for `'a`.
+    unsafe fn opt_args<'a>(
+        sk: *mut bindings::sock,
+        ctx: *mut ffi::c_void,
+        val: *const ffi::c_void,
+        len: ffi::c_uint,
+    ) -> (&'a TcpSock, Option<&'a T::Ctx>, &'a [u8]) {
+        // SAFETY: The caller guarantees the socket and the bytes; `ctx` is
+        // the socket's holder or null (see `ctx`).
+        unsafe {
+            (
+                TcpSock::from_raw(sk),
+                ctx.cast::<Holder<T::Ctx>>().as_ref().map(|h| &h.ctx),
+                core::slice::from_raw_parts(val.cast::<u8>(), len as usize),
+            )
+        }
+    }
+
     /// # Safety
     ///
     /// The ULP proto's setsockopt at level `SOL`: a live, locked socket and
@@ -891,17 +914,11 @@ impl<T: Ulp> Adapter<T> {
         val: *const ffi::c_void,
         len: ffi::c_uint,
     ) -> ffi::c_int {
-        // SAFETY: The socket is live for the call; `val` holds `len` bytes.
-        let (s, v) = unsafe {
-            (
-                TcpSock::from_raw(sk),
-                core::slice::from_raw_parts(val.cast::<u8>(), len as usize),
-            )
-        };
-        // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
-        match unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
+        // SAFETY: The caller's guarantees are `opt_args`'s.
+        let (s, c, v) = unsafe { Self::opt_args(sk, ctx, val, len) };
+        match c {
             // INVARIANT: TCP's setsockopt path locked the socket for the call.
-            Some(h) => match T::setopt_locked(&Locked(RxLocked(s)), &h.ctx, name, v) {
+            Some(c) => match T::setopt_locked(&Locked(RxLocked(s)), c, name, v) {
                 Ok(()) => 0,
                 Err(e) => e.to_errno(),
             },
@@ -920,19 +937,9 @@ impl<T: Ulp> Adapter<T> {
         val: *const ffi::c_void,
         len: ffi::c_uint,
     ) -> ffi::c_int {
-        // SAFETY: The socket is live for the call; `val` holds `len` bytes.
-        let (s, v) = unsafe {
-            (
-                TcpSock::from_raw(sk),
-                core::slice::from_raw_parts(val.cast::<u8>(), len as usize),
-            )
-        };
-        // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
-        let r = match unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
-            Some(h) => T::setopt_unlocked(s, &h.ctx, name, v),
-            None => None,
-        };
-        match r {
+        // SAFETY: The caller's guarantees are `opt_args`'s.
+        let (s, c, v) = unsafe { Self::opt_args(sk, ctx, val, len) };
+        match c.and_then(|c| T::setopt_unlocked(s, c, name, v)) {
             None => -(bindings::ENOIOCTLCMD as ffi::c_int),
             Some(Ok(())) => 0,
             Some(Err(e)) => e.to_errno(),
