@@ -790,6 +790,12 @@ data_case() {
     [ -z "$h0" ] && [[ $line =~ hash0=([0-9a-f]*) ]] && h0=${BASH_REMATCH[1]}
     [ -z "$h1" ] && [[ $line =~ \ hash=([0-9a-f]*) ]] && h1=${BASH_REMATCH[1]}
   done < $ZB
+  # Nothing lands beside the registration (a guard page on each side) or
+  # in the deregistered registration's memory, whatever the case did.
+  local g0 d0
+  g0=$(field $ZB guard0) d0=$(field $ZB deadmem0)
+  t_expect "$name: guard pages on both sides and the deregistered memory unchanged" \
+    "${g0:-missing} ${d0:-missing}" "$(field $ZB guard) $(field $ZB deadmem)"
   if [ "$keep" = unchanged ]; then
     t_expect "$name: registered memory unchanged" "$h0" "${h1:-none}"
   else
@@ -928,6 +934,9 @@ data_case "Write to another connection's STag" "1 1 0" lwr write-other
 wait $pi $pb2
 t_expect "  the other connection's memory unchanged" \
   "$(grep -o 'hash0=[0-9a-f]*' /tmp/zb2 | cut -d= -f2)" "$(grep -o ' hash=[0-9a-f]*' /tmp/zb2 | cut -d= -f2)"
+g0=$(field /tmp/zb2 guard0) d0=$(field /tmp/zb2 deadmem0)
+t_expect "  nor its guard pages and deregistered memory" \
+  "${g0:-missing} ${d0:-missing}" "$(field /tmp/zb2 guard) $(field /tmp/zb2 deadmem)"
 # Out of order (issue 12): with CRC, into registrations that take
 # out-of-order placement (n: the peer cannot invalidate them), the
 # attacks overtake a first FPDU that netem (set by the peer on a's egress)
