@@ -3,6 +3,7 @@
 //! The ULP `zcddp`: per-socket state, its options (`SOL_ZCDDP`), and the
 //! data calls (plain send/recv are refused: the stream is DDP's).
 
+use crate::listed::Listed;
 use crate::qp::{Qp, Setup, TcpHolds};
 use crate::stat::{self, s};
 use crate::zcnet::ddp_mem::{abort_on_close, LentWait};
@@ -90,6 +91,8 @@ pub(crate) struct Ctx {
     /// Out-of-order placement wanted (`ZCDDP_OOO`; the module parameter
     /// `ooo` gives the default).
     ooo: Atomic<u32>,
+    /// What the listing shows, as the data path was last let go.
+    listed: Listed,
 }
 
 /// The data path's state, locked ([`Ctx::qp`]). Letting it go adds its
@@ -121,6 +124,8 @@ impl Drop for QpGuard<'_, '_> {
     fn drop(&mut self) {
         self.g.flush_counts(self.sk);
         self.g.publish();
+        let depth = self.ctx.sq_depth.load(Relaxed);
+        self.g.publish_listing(&self.ctx.listed, depth);
         if let Some(now) = self.g.readiness_changed() {
             if self.sk.set_ready(now.0, now.1) {
                 self.g.readiness_said(now);
@@ -146,6 +151,7 @@ impl Ctx {
             pending: Atomic::new(0),
             sq_depth: Atomic::new(uapi::SQ_DEPTH as u32),
             ooo: Atomic::new(u32::from(crate::ooo_default())),
+            listed: Listed::new()?,
         })
     }
 
@@ -223,7 +229,10 @@ impl Ctx {
         match self.qp(sk) {
             // Inbound FPDUs processed, and the queued FPDUs moved into TCP
             // while it takes them (this runs from `sk_write_space` too).
-            Some(mut qp) => qp.pump(sk),
+            Some(mut qp) => {
+                qp.add_count(stat::s::WORK_RUNS, 1);
+                qp.pump(sk)
+            }
             // Someone is inside: it schedules this again when it is done.
             None => self.owe(PENDING_KICK),
         }
@@ -301,7 +310,8 @@ impl Ctx {
 /// Text into a byte buffer, cut at its end (the listing's lines).
 pub(crate) struct Text<'a> {
     buf: &'a mut [u8],
-    len: usize,
+    /// The bytes written.
+    pub(crate) len: usize,
 }
 
 impl<'a> Text<'a> {
@@ -327,8 +337,8 @@ impl core::fmt::Write for Text<'_> {
 
 impl Ctx {
     /// The socket's line of `/proc/net/zcddp_conns` (after its addresses)
-    /// and one line per registration.
-    fn describe(&self, sk: &Locked<'_>, out: &mut Text<'_>) {
+    /// and one line per registration, from atomics only: no lock taken.
+    fn describe(&self, out: &mut Text<'_>) {
         use core::fmt::Write;
         let i = self.snapshot();
         let role = match i.role {
@@ -347,12 +357,7 @@ impl Ctx {
             " {role} rev={} crc={} markers={}/{} ird={} ord={} state={state}",
             i.revision, i.crc, i.markers_tx, i.markers_rx, i.ird, i.ord
         );
-        match self.qp(sk) {
-            Some(qp) => qp.describe(out, self.sq_depth.load(Relaxed)),
-            None => {
-                let _ = writeln!(out, " busy");
-            }
-        }
+        self.listed.describe(out, self.sq_depth.load(Relaxed));
     }
 }
 
@@ -398,8 +403,7 @@ impl Ulp for ZcDdp {
             uapi::ZCDDP_INFO => Err(EINVAL),
             uapi::SEND_QUEUE => ctx.set_sq_depth(val),
             uapi::OOO => ctx.set_ooo(sk, val),
-            uapi::REG_MR
-            | uapi::DEREG_MR
+            uapi::DEREG_MR
             | uapi::POST_RECV
             | uapi::POST_RECV_SG
             | uapi::POST_SEND
@@ -410,18 +414,31 @@ impl Ulp for ZcDdp {
         }
     }
 
+    fn setopt_unlocked(sk: &TcpSock, ctx: &Ctx, name: i32, val: &[u8]) -> Option<Result> {
+        // Pinning pages holds no socket lock.
+        (name == uapi::REG_MR).then(|| crate::verbs::reg_mr(sk, ctx, val))
+    }
+
     fn work(sk: &Locked<'_>, ctx: &Ctx) {
         ctx.progress(sk);
     }
 
     fn rx_bh(sk: &RxLocked<'_>, ctx: &Ctx) -> bool {
         // In RDMA mode only: start-up reads the stream itself.
-        if ctx.state.load(Relaxed) != uapi::STATE_RTS || !crate::rx_bh_on() {
+        if ctx.state.load(Relaxed) != uapi::STATE_RTS {
             return false;
         }
         let Some(mut qp) = ctx.qp(sk) else {
             return false;
         };
+        // A failed connection drops what arrives here, whatever `rxbh`
+        // says: no segment schedules the work item any more.
+        if let Some(done) = qp.discard(sk) {
+            return done;
+        }
+        if !crate::rx_bh_on() {
+            return false;
+        }
         match qp.pump_bh(sk) {
             Some(completed) => {
                 // Waiters wake for completions only (letting the data path
@@ -435,9 +452,9 @@ impl Ulp for ZcDdp {
         }
     }
 
-    fn describe(sk: &Locked<'_>, ctx: &Ctx, out: &mut [u8]) -> usize {
+    fn describe(_sk: &TcpSock, ctx: &Ctx, out: &mut [u8]) -> usize {
         let mut t = Text::new(out);
-        ctx.describe(sk, &mut t);
+        ctx.describe(&mut t);
         t.len
     }
 

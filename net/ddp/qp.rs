@@ -23,6 +23,7 @@
 //! `ZCDDP_CQ_DEPTH`, `ZCDDP_MR_MAX`), all allocated at start-up.
 
 use crate::errno;
+use crate::listed::{Figures, Listed, MrRow};
 use crate::stat::{self, s};
 use crate::uapi;
 use crate::wire::{
@@ -243,6 +244,8 @@ pub(crate) struct Qp {
     sq_signaled: usize,
     mid: Mid,
     regions: KVec<Region>,
+    /// `regions` changed since the listing's copy was refreshed.
+    regions_changed: bool,
     /// The serial of the next registration (from 1).
     next_serial: u64,
     /// Registrations whose pages TCP holds, one entry each.
@@ -273,6 +276,12 @@ pub(crate) struct Qp {
     zc_always: bool,
     /// FPDUs the in-order path received (for the softirq path's count).
     rx_fpdus: u32,
+    /// The connection failed and its sending side is shut (a FIN after the
+    /// Terminate, if one was owed): what arrives now is read and dropped.
+    shut: bool,
+    /// The peer terminated the connection: the first work request flushed
+    /// completes with `ZCDDP_WC_REM_ERR`.
+    rem_err: bool,
     /// The FPDU in `txbuf` lends its payload: `txbuf[..zc_at]` (MPA and
     /// DDP/RDMAP headers) goes first, then the payload by reference, then
     /// `txbuf[zc_at..tx_len]` (pad and CRC).
@@ -365,6 +374,7 @@ impl Qp {
             sq_signaled: 0,
             mid: Mid::None,
             regions: KVec::new(),
+            regions_changed: false,
             next_serial: 1,
             lent: KVec::new(),
             parser: None,
@@ -383,6 +393,8 @@ impl Qp {
             zc_copied_run: 0,
             zc_always: false,
             rx_fpdus: 0,
+            shut: false,
+            rem_err: false,
             zc: None,
             zc_at: 0,
             held: Fifo::new(),
@@ -449,6 +461,11 @@ impl Qp {
         }
     }
 
+    /// Adds `n` to counter `idx`, with the data path's other counts.
+    pub(crate) fn add_count(&mut self, idx: usize, n: i64) {
+        self.counts.add(idx, n);
+    }
+
     /// Adds the counts gathered to the namespace's counters.
     pub(crate) fn flush_counts(&mut self, sk: &RxLocked<'_>) {
         // Most holds count nothing: not even the namespace is looked up.
@@ -490,14 +507,9 @@ impl Qp {
 
     // ---- registration ----
 
-    /// `ZCDDP_REG_MR`: the new STag.
-    pub(crate) fn reg_mr(
-        &mut self,
-        sk: &Locked<'_>,
-        addr: u64,
-        len: u64,
-        access: u32,
-    ) -> Result<u32> {
+    /// `ZCDDP_REG_MR`'s arguments checked before anything is pinned:
+    /// whether the pages are pinned writable.
+    pub(crate) fn reg_mr_check(len: u64, access: u32) -> Result<bool> {
         let all = uapi::ACCESS_LOCAL_WRITE
             | uapi::ACCESS_REMOTE_WRITE
             | uapi::ACCESS_REMOTE_READ
@@ -505,6 +517,20 @@ impl Qp {
         if access & !all != 0 || len == 0 || len > isize::MAX as u64 {
             return Err(EINVAL);
         }
+        Ok(access & (uapi::ACCESS_LOCAL_WRITE | uapi::ACCESS_REMOTE_WRITE) != 0)
+    }
+
+    /// `ZCDDP_REG_MR`, its pages pinned (without the socket lock,
+    /// [`Qp::reg_mr_check`]): the new STag. On failure `mr` drops, its
+    /// pages unpinned.
+    pub(crate) fn reg_mr(
+        &mut self,
+        sk: &Locked<'_>,
+        addr: u64,
+        len: u64,
+        access: u32,
+        mr: Mr,
+    ) -> Result<u32> {
         // Dead registrations go first, but not one whose pages TCP still
         // holds: its ZCDDP_DEREG_MR is repeated until TCP let go (and must
         // not find the STag unknown meanwhile). Then the limit.
@@ -514,12 +540,8 @@ impl Qp {
         if self.regions.len() >= uapi::MR_MAX {
             return Err(errno::enospc());
         }
-        let write = access & (uapi::ACCESS_LOCAL_WRITE | uapi::ACCESS_REMOTE_WRITE) != 0;
         let net = sk.net();
-        let mr = Arc::new(
-            Mr::pin(addr as usize, len as usize, write, net, s::PINNED_PAGES)?,
-            GFP_KERNEL,
-        )?;
+        let mr = Arc::new(mr, GFP_KERNEL)?;
         // The STag (RFC 5040 §4.1: index and key): random, so that a peer
         // cannot guess another registration's from its own, and never
         // that of a registration still listed (invalidated ones too). Work
@@ -547,6 +569,7 @@ impl Qp {
         };
         // On failure the region drops: its pages are released and uncounted.
         self.regions.push(region, GFP_KERNEL)?;
+        self.regions_changed = true;
         Ok(stag)
     }
 
@@ -572,6 +595,7 @@ impl Qp {
         if let Some(r) = self.regions.get_mut(i) {
             r.valid = false;
         }
+        self.regions_changed = true;
         // The notifications that came meanwhile.
         self.reap(sk);
         let held = self
@@ -763,48 +787,39 @@ impl Qp {
         Ok(())
     }
 
-    /// The rest of the connection's listing line (`sq_depth`: the setting,
-    /// before start-up allocates the ring), and its registrations.
-    pub(crate) fn describe(&self, out: &mut crate::conn::Text<'_>, sq_depth: u32) {
-        use core::fmt::Write;
+    /// Refreshes the listing's copy ([`Listed`]): the figures each time,
+    /// the registrations when they changed.
+    pub(crate) fn publish_listing(&mut self, l: &Listed, sq_depth: u32) {
         let depth = if self.live {
             self.sq.depth()
         } else {
             sq_depth as usize
         };
         let zctx = match &self.zctx {
-            None => "off",
-            Some(_) if self.zc_copied_run >= ZC_COPIED_STOP => "stopped",
-            Some(_) => "on",
+            None => 0,
+            Some(_) if self.zc_copied_run >= ZC_COPIED_STOP => 2,
+            Some(_) => 1,
         };
-        let _ = writeln!(
-            out,
-            " error={} sq={}/{} rq={}/{} cq={}/{} irq={}/{} zctx={zctx} rings(cq/rq)={}/{}",
-            -self.error,
-            self.sq.len(),
-            depth,
-            self.rq.len(),
-            uapi::RQ_DEPTH,
-            self.cq.len(),
-            uapi::CQ_DEPTH,
-            self.irq.len(),
-            self.irq.depth(),
-            self.ring.as_ref().map_or(0, |r| r.entries),
-            self.rq_ring.as_ref().map_or(0, |r| r.entries),
-        );
-        for r in self.regions.iter().filter(|r| r.valid) {
-            let a = |bit, c| if r.access & bit != 0 { c } else { "-" };
-            let _ = writeln!(
-                out,
-                "\tmr stag=0x{:08x} addr=0x{:x} len={} access={}{}{} pages={}",
-                r.stag,
-                r.base,
-                r.len,
-                a(uapi::ACCESS_LOCAL_WRITE, "l"),
-                a(uapi::ACCESS_REMOTE_WRITE, "w"),
-                a(uapi::ACCESS_REMOTE_READ, "r"),
-                r.mr.pages(),
-            );
+        l.set(&Figures {
+            error: self.error,
+            sq: self.sq.len() as u32,
+            sq_depth: depth as u32,
+            rq: self.rq.len() as u32,
+            cq: self.cq.len() as u32,
+            irq: self.irq.len() as u32,
+            irq_depth: self.irq.depth() as u32,
+            zctx,
+            cq_ring: self.ring.as_ref().map_or(0, |r| r.entries),
+            rq_ring: self.rq_ring.as_ref().map_or(0, |r| r.entries),
+        });
+        if core::mem::take(&mut self.regions_changed) {
+            l.set_mrs(self.regions.iter().filter(|r| r.valid).map(|r| MrRow {
+                stag: r.stag,
+                access: r.access,
+                base: r.base,
+                len: r.len,
+                pages: r.mr.pages() as u64,
+            }));
         }
     }
 
@@ -858,6 +873,13 @@ impl Qp {
                     stat::add(sk.net(), s::TERMINATES_SENT, 1);
                 }
                 continue;
+            }
+            if self.error != 0 && self.live && !self.shut {
+                // RFC 5040, 5.2 (and 7.2): the stream is closed after the
+                // Terminate, the last FPDU sent; whatever ended the
+                // connection, nothing more goes out.
+                self.shut = true;
+                sk.shutdown_send();
             }
             if self.error != 0 || !self.live || !self.next_fpdu(sk) {
                 return;
@@ -1310,7 +1332,10 @@ impl Qp {
         }
     }
 
-    fn complete(&mut self, c: Cqe) {
+    fn complete(&mut self, mut c: Cqe) {
+        if c.status == uapi::WC_FLUSH_ERR && core::mem::take(&mut self.rem_err) {
+            c.status = uapi::WC_REM_ERR;
+        }
         // Room was reserved at post time (outstanding() <= CQ_DEPTH).
         let _ = self.cq.push(c);
     }
@@ -1424,6 +1449,28 @@ impl Qp {
         self.ooo_walk(sk);
         self.flush(sk);
         self.reap(sk);
+        let _ = self.discard(sk);
+    }
+
+    /// A failed connection's receive side: `None` while the connection
+    /// works; once its sending side is shut ([`Qp::flush`]), what TCP
+    /// queued is read and dropped (`Some(true)`: TCP's window stays open
+    /// and no arriving segment leaves work behind); `Some(false)` until
+    /// then (the work item owes the Terminate and the FIN).
+    pub(crate) fn discard(&mut self, sk: &RxLocked<'_>) -> Option<bool> {
+        if self.error == 0 || !self.live {
+            return None;
+        }
+        if !self.shut {
+            return Some(false);
+        }
+        let n = sk.inq() as usize;
+        if n > 0 {
+            if let Ok(n) = sk.consume(n) {
+                self.counts.add(s::RX_DISCARDED, n as i64);
+            }
+        }
+        Some(true)
     }
 
     /// Data arrived, in softirq, or the out-of-order hook asked for a run
@@ -1559,7 +1606,10 @@ impl Qp {
         let r = match (seg.opcode, seg.ddp) {
             (Opcode::Terminate, _) => {
                 stat::add(sk.net(), s::TERMINATES_RECEIVED, 1);
-                return self.fail(sk, -(kernel::bindings::ECONNRESET as i32));
+                self.rem_err = self.error == 0;
+                self.fail(sk, -(kernel::bindings::ECONNRESET as i32));
+                self.rem_err = false;
+                return;
             }
             (Opcode::Write, Header::Tagged(t)) => {
                 self.place_write(sk, t, Payload::Bytes(seg.payload))
@@ -1853,6 +1903,7 @@ impl Qp {
                 .filter(|r| r.access & uapi::ACCESS_NO_REMOTE_INV == 0 && !ring)
                 .ok_or(Fault(TermCode::RDMAP_CANNOT_INVALIDATE))?;
             r.valid = false;
+            self.regions_changed = true;
             flags |= uapi::WC_INVALIDATED;
             inv = stag;
         }
@@ -1938,6 +1989,7 @@ impl Qp {
         // connection reset): the pins go now (zcddp.rst, "Threat model").
         self.lent = KVec::new();
         self.regions.clear();
+        self.regions_changed = true;
         self.live = false;
         self.fbuf = KVVec::new();
         self.stage = KVVec::new();

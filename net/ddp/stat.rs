@@ -53,6 +53,8 @@ crate::zcnet::counters::counter_table! {
     OOO_BYTES_SOFTIRQ = c"ZcddpOooBytesSoftirq",
     TERMINATES_SENT = c"ZcddpTerminatesSent",
     TERMINATES_RECEIVED = c"ZcddpTerminatesReceived",
+    RX_DISCARDED = c"ZcddpRxBytesDiscarded",
+    WORK_RUNS = c"ZcddpWorkRuns",
     TX_BYTES_BY_REF = c"ZcddpTxBytesByRef",
     TX_BYTES_COPIED = c"ZcddpTxBytesCopied",
     TX_ZC_FALLBACK = c"ZcddpTxZcFallback",

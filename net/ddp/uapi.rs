@@ -63,6 +63,7 @@ pub(crate) const SEND_SIGNALED: u32 = ext::ZCDDP_SEND_SIGNALED;
 pub(crate) const WC_SUCCESS: u32 = ext::ZCDDP_WC_SUCCESS;
 pub(crate) const WC_LOC_PROT_ERR: u32 = ext::ZCDDP_WC_LOC_PROT_ERR;
 pub(crate) const WC_FLUSH_ERR: u32 = ext::ZCDDP_WC_FLUSH_ERR;
+pub(crate) const WC_REM_ERR: u32 = ext::ZCDDP_WC_REM_ERR;
 pub(crate) const WC_SOLICITED: u32 = ext::ZCDDP_WC_SOLICITED;
 pub(crate) const WC_INVALIDATED: u32 = ext::ZCDDP_WC_INVALIDATED;
 

@@ -5,10 +5,12 @@
 //! struct. The work is [`crate::qp`]'s.
 
 use crate::conn::Ctx;
+use crate::qp::Qp;
+use crate::stat::s;
 use crate::uapi;
-use crate::zcnet::ddp_mem::LentWait;
+use crate::zcnet::ddp_mem::{LentWait, Mr};
 use crate::zcnet::ddp_sock::Deadline;
-use crate::zcnet::ulp::Locked;
+use crate::zcnet::ulp::{Locked, TcpSock};
 use kernel::{
     prelude::*,
     uaccess::{UserPtr, UserSlice},
@@ -23,20 +25,35 @@ fn put_u32(uaddr: u64, v: u32) -> Result {
         .write_slice(&v.to_ne_bytes())
 }
 
+/// `ZCDDP_REG_MR`, called before the socket is locked: the pages are
+/// pinned (faulted in, which may take long) with the socket unlocked, so
+/// that no other call on it waits; then the socket is locked to publish
+/// the registration, or the pages are unpinned again when that fails.
+pub(crate) fn reg_mr(sk: &TcpSock, ctx: &Ctx, val: &[u8]) -> Result {
+    let r = uapi::RegMr::parse(val).ok_or(EINVAL)?;
+    let write = Qp::reg_mr_check(r.len, r.access)?;
+    let mr = Mr::pin(
+        r.addr as usize,
+        r.len as usize,
+        write,
+        sk.net(),
+        s::PINNED_PAGES,
+    )?;
+    let g = sk.lock();
+    let sk = g.locked();
+    let mut qp = ctx.qp(&sk).ok_or(EAGAIN)?;
+    let stag = qp.reg_mr(&sk, r.addr, r.len, r.access, mr)?;
+    if let Err(e) = put_u32(r.stag_out, stag) {
+        // Nobody learns the STag: undo (nothing was lent from it).
+        let _ = qp.dereg_mr(&sk, stag);
+        return Err(e);
+    }
+    Ok(())
+}
+
 /// `setsockopt(SOL_ZCDDP, name)` for a verb.
 pub(crate) fn call(sk: &Locked<'_>, ctx: &Ctx, name: i32, val: &[u8]) -> Result {
     match name {
-        uapi::REG_MR => {
-            let r = uapi::RegMr::parse(val).ok_or(EINVAL)?;
-            let mut qp = ctx.qp(sk).ok_or(EAGAIN)?;
-            let stag = qp.reg_mr(sk, r.addr, r.len, r.access)?;
-            if let Err(e) = put_u32(r.stag_out, stag) {
-                // Nobody learns the STag: undo (nothing was lent from it).
-                let _ = qp.dereg_mr(sk, stag);
-                return Err(e);
-            }
-            Ok(())
-        }
         uapi::DEREG_MR => {
             let b: [u8; 4] = val.get(..4).and_then(|b| b.try_into().ok()).ok_or(EINVAL)?;
             dereg(sk, ctx, u32::from_ne_bytes(b))

@@ -38,6 +38,7 @@ mod wire;
 
 mod conn;
 mod errno;
+mod listed;
 mod qp;
 mod startup;
 mod stat;

@@ -239,6 +239,16 @@ void zcnet_helper_ddp_nodelay(struct sock *sk)
 	tcp_sk(sk)->nonagle |= TCP_NAGLE_OFF | TCP_NAGLE_PUSH;
 }
 
+void zcnet_helper_ddp_shutdown_send(struct sock *sk)
+{
+	/* What shutdown(SHUT_WR) does (inet_shutdown()), the lock held: a FIN
+	 * after what is queued, in the states that may send one. The ULP's
+	 * proto keeps TCP's shutdown (tcp_shutdown(), not exported). */
+	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SEND_SHUTDOWN);
+	READ_ONCE(sk->sk_prot)->shutdown(sk, SEND_SHUTDOWN);
+	sk->sk_state_change(sk);
+}
+
 long zcnet_helper_ddp_ms_to_jiffies(unsigned int ms)
 {
 	return msecs_to_jiffies(ms);

@@ -39,6 +39,9 @@ unsigned int zcnet_helper_ddp_mss(struct sock *sk);
 bool zcnet_helper_ddp_established(const struct sock *sk);
 /* TCP_NODELAY on sk (locked), as siw sets it: FPDUs go out at once. */
 void zcnet_helper_ddp_nodelay(struct sock *sk);
+/* Shuts sk's (locked) sending side, as shutdown(SHUT_WR): a FIN follows
+ * what TCP has queued. */
+void zcnet_helper_ddp_shutdown_send(struct sock *sk);
 /* Logs (rate-limited) that zcddp terminates sk's connection: the peer,
  * the Terminate's layer, type and code, and how far the received stream
  * was parsed then (bytes after start-up). */

@@ -10,7 +10,7 @@
 
 struct net;
 
-#define ZCNET_NETSTAT_MAX 40
+#define ZCNET_NETSTAT_MAX 48
 
 /* Names counter idx (a static string), before the registration. */
 void zcnet_helper_netstat_name(unsigned int idx, const char *name);

@@ -118,6 +118,12 @@ static int zcnet_ulp_setsockopt(struct sock *sk, int level, int optname, sockptr
 		return -EINVAL;
 	if (copy_from_sockptr(buf, optval, optlen))
 		return -EFAULT;
+	if (zcnet_ulp_cbs->setopt_unlocked) {
+		err = zcnet_ulp_cbs->setopt_unlocked(sk, inet_csk(sk)->icsk_ulp_data, optname,
+						     buf, optlen);
+		if (err != -ENOIOCTLCMD)
+			return err;
+	}
 	lock_sock(sk);
 	err = zcnet_ulp_cbs->setopt(sk, inet_csk(sk)->icsk_ulp_data, optname, buf, optlen);
 	release_sock(sk);
@@ -897,64 +903,50 @@ static bool zcnet_ulp_proc_shows(const struct file *file, bool admin, const stru
 /*
  * One line per socket of the reader's namespace that the opener may see
  * (zcnet_ulp_proc_shows()): its addresses, then what the ULP's describe()
- * writes. The sockets are taken off the list with a
- * reference each, then locked one at a time: a socket closed meanwhile has
- * left the list and stopped its work item (w->dead, checked locked), and
- * its ULP data is freed only after destroy, which cannot run while the
- * socket is locked here.
+ * writes. No socket is locked (a verb may hold one for long, pinning
+ * pages) and no work item scheduled: describe() reads what the ULP
+ * published for the listing. The list's lock keeps each socket listed
+ * live: close takes it off (zcnet_ulp_work_unhook()) before it stops the
+ * work item and lets the ULP close, and destroy of a socket never closed
+ * takes it off before the ULP data's release, which frees the holder and
+ * the work an RCU grace period later.
  */
 static int zcnet_ulp_proc_show(struct seq_file *seq, void *v)
 {
 	struct net *net = seq_file_single_net(seq);
 	struct zcnet_ulp_work *w;
-	unsigned int n = 0, i, more = 0;
-	struct sock **sks;
+	unsigned int n = 0, more = 0;
 	bool admin;
 	char *buf;
 	int len;
 
-	sks = kmalloc_array(ZCNET_ULP_LIST_MAX, sizeof(*sks), GFP_KERNEL);
 	buf = kmalloc(ZCNET_ULP_LINE_MAX, GFP_KERNEL);
-	if (!sks || !buf) {
-		kfree(sks);
-		kfree(buf);
+	if (!buf)
 		return -ENOMEM;
-	}
 	admin = file_ns_capable(seq->file, net->user_ns, CAP_NET_ADMIN);
 	seq_puts(seq, zcnet_ulp_proc_header);
 	spin_lock_bh(&zcnet_ulp_socks_lock);
 	list_for_each_entry(w, &zcnet_ulp_socks, node) {
-		if (!net_eq(sock_net(w->sk), net) ||
-		    !zcnet_ulp_proc_shows(seq->file, admin, w->sk))
+		struct sock *sk = w->sk;
+
+		if (!net_eq(sock_net(sk), net) || !zcnet_ulp_proc_shows(seq->file, admin, sk))
 			continue;
 		if (n == ZCNET_ULP_LIST_MAX) {
 			more++;
 			continue;
 		}
-		sock_hold(w->sk);
-		sks[n++] = w->sk;
+		n++;
+		len = zcnet_ulp_cbs->describe(sk, inet_csk(sk)->icsk_ulp_data, buf,
+					      ZCNET_ULP_LINE_MAX);
+		if (len > 0) {
+			zcnet_ulp_proc_tuple(seq, sk);
+			seq_write(seq, buf, min(len, ZCNET_ULP_LINE_MAX));
+		}
 	}
 	spin_unlock_bh(&zcnet_ulp_socks_lock);
-	for (i = 0; i < n; i++) {
-		struct sock *sk = sks[i];
-
-		lock_sock(sk);
-		w = zcnet_ulp_work_of(sk);
-		if (w && !w->dead) {
-			len = zcnet_ulp_cbs->describe(sk, inet_csk(sk)->icsk_ulp_data, buf,
-						      ZCNET_ULP_LINE_MAX);
-			if (len > 0) {
-				zcnet_ulp_proc_tuple(seq, sk);
-				seq_write(seq, buf, min(len, ZCNET_ULP_LINE_MAX));
-			}
-		}
-		release_sock(sk);
-		sock_put(sk);
-	}
 	if (more)
 		seq_printf(seq, "# %u more not listed\n", more);
 	kfree(buf);
-	kfree(sks);
 	return 0;
 }
 

@@ -25,6 +25,12 @@ struct zcnet_tcp_ulp_cbs {
 	 * get returns the length written or -errno. */
 	int (*setopt)(struct sock *sk, void *ctx, int name, const void *val, unsigned int len);
 	int (*getopt)(struct sock *sk, void *ctx, int name, void *val, unsigned int len);
+	/* Optional: an option of level `sol` before the socket is locked
+	 * (for work that must not hold the lock, such as pinning pages; the
+	 * ULP locks the socket itself to publish): -ENOIOCTLCMD when the ULP
+	 * leaves the option to setopt. */
+	int (*setopt_unlocked)(struct sock *sk, void *ctx, int name, const void *val,
+			       unsigned int len);
 	/* Optional: TCP's own option name was set on sk (socket locked). */
 	void (*tcp_opt_set)(struct sock *sk, void *ctx, int name);
 	/*
@@ -59,7 +65,9 @@ struct zcnet_tcp_ulp_cbs {
 	/*
 	 * Optional, with work: the text of the socket's line in the ULP's
 	 * listing (zcnet_helper_tcp_ulp_proc_register()), after its
-	 * addresses, into buf (sk locked): the bytes written, at most len.
+	 * addresses, into buf: the bytes written, at most len. Called with
+	 * the list's spinlock held (BHs off), not the socket lock: it reads
+	 * only what the ULP published for it, and never sleeps.
 	 */
 	int (*describe)(struct sock *sk, void *ctx, char *buf, unsigned int len);
 	/*

@@ -83,6 +83,13 @@ impl Locked<'_> {
         // SAFETY: By the type invariant the socket is locked.
         unsafe { ext::zcnet_helper_ddp_nodelay(self.as_raw()) }
     }
+
+    /// Shuts the sending side, as `shutdown(SHUT_WR)`: TCP sends a FIN
+    /// after what it has queued (nothing more may be sent).
+    pub fn shutdown_send(&self) {
+        // SAFETY: By the type invariant the socket is locked.
+        unsafe { ext::zcnet_helper_ddp_shutdown_send(self.as_raw()) }
+    }
 }
 
 /// What also runs in softirq ([`RxLocked`]): the receive and error queues,

@@ -275,6 +275,13 @@ impl SockGuard<'_> {
 }
 
 impl SockGuard<'_> {
+    /// The socket as a locked one, for the calls that need the lock held.
+    pub fn locked(&self) -> Locked<'_> {
+        // INVARIANT: This guard holds the socket's lock (`lock_sock`, process
+        // context) for as long as the borrow lasts.
+        Locked(RxLocked(self.0))
+    }
+
     /// Keeps window-limited sends cut at page boundaries while every unsent
     /// byte is in whole-page segments (the cork bit: see `tcp_ulp.h`).
     /// `ours`: the bit is the caller's, from an earlier call; updated. True
@@ -490,6 +497,14 @@ pub trait Ulp: Sync + 'static {
         Self::setopt(sk, ctx, name, val)
     }
 
+    /// `setsockopt(SOL, name)` before the socket is locked, for work that
+    /// must not hold its lock (pinning pages): `None` leaves the option
+    /// to [`Ulp::setopt_locked`]. The ULP locks the socket itself
+    /// ([`TcpSock::lock`], [`SockGuard::locked`]) to publish what it made.
+    fn setopt_unlocked(_sk: &TcpSock, _ctx: &Self::Ctx, _name: i32, _val: &[u8]) -> Option<Result> {
+        None
+    }
+
     /// `getsockopt(SOL, name)` into `out` (64 bytes), socket locked: the
     /// length written.
     fn getopt(_sk: &TcpSock, _ctx: &Self::Ctx, _name: i32, _out: &mut [u8]) -> Result<usize> {
@@ -532,10 +547,11 @@ pub trait Ulp: Sync + 'static {
     /// reader's namespace, its addresses and then what `describe` writes.
     const LISTING: Option<(&'static CStr, &'static CStr)> = None;
 
-    /// The socket's text in the listing (socket locked), after its
-    /// addresses, into `out`: the bytes written. A socket being closed is
-    /// not listed.
-    fn describe(_sk: &Locked<'_>, _ctx: &Self::Ctx, _out: &mut [u8]) -> usize {
+    /// The socket's text in the listing, after its addresses, into `out`:
+    /// the bytes written. Called without the socket lock, with a spinlock
+    /// held (no sleeping): the ULP reads what it published for it
+    /// (atomics). A socket being closed is not listed.
+    fn describe(_sk: &TcpSock, _ctx: &Self::Ctx, _out: &mut [u8]) -> usize {
         0
     }
 }
@@ -576,6 +592,11 @@ impl<T: Ulp> Registration<T> {
         sendmsg: Some(Adapter::<T>::sendmsg_cb),
         recvmsg: Some(Adapter::<T>::recvmsg_cb),
         setopt: Some(Adapter::<T>::setopt_cb),
+        setopt_unlocked: if T::HAS_SETOPT_UNLOCKED {
+            Some(Adapter::<T>::setopt_unlocked_cb)
+        } else {
+            None
+        },
         getopt: Some(Adapter::<T>::getopt_cb),
         tcp_opt_set: if T::HAS_TCP_OPTION_SET {
             Some(Adapter::<T>::tcp_opt_set_cb)
@@ -859,6 +880,29 @@ impl<T: Ulp> Adapter<T> {
         }
     }
 
+    /// The socket, its state (if any) and the value of a setsockopt call.
+    ///
+    /// # Safety
+    ///
+    /// `sk` is a live socket of this ULP for `'a`, `ctx` its holder or null,
+    /// and `val` holds `len` readable bytes for `'a`.
+    unsafe fn opt_args<'a>(
+        sk: *mut bindings::sock,
+        ctx: *mut ffi::c_void,
+        val: *const ffi::c_void,
+        len: ffi::c_uint,
+    ) -> (&'a TcpSock, Option<&'a T::Ctx>, &'a [u8]) {
+        // SAFETY: The caller guarantees the socket and the bytes; `ctx` is
+        // the socket's holder or null (see `ctx`).
+        unsafe {
+            (
+                TcpSock::from_raw(sk),
+                ctx.cast::<Holder<T::Ctx>>().as_ref().map(|h| &h.ctx),
+                core::slice::from_raw_parts(val.cast::<u8>(), len as usize),
+            )
+        }
+    }
+
     /// # Safety
     ///
     /// The ULP proto's setsockopt at level `SOL`: a live, locked socket and
@@ -870,21 +914,35 @@ impl<T: Ulp> Adapter<T> {
         val: *const ffi::c_void,
         len: ffi::c_uint,
     ) -> ffi::c_int {
-        // SAFETY: The socket is live for the call; `val` holds `len` bytes.
-        let (s, v) = unsafe {
-            (
-                TcpSock::from_raw(sk),
-                core::slice::from_raw_parts(val.cast::<u8>(), len as usize),
-            )
-        };
-        // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
-        match unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
+        // SAFETY: The caller's guarantees are `opt_args`'s.
+        let (s, c, v) = unsafe { Self::opt_args(sk, ctx, val, len) };
+        match c {
             // INVARIANT: TCP's setsockopt path locked the socket for the call.
-            Some(h) => match T::setopt_locked(&Locked(RxLocked(s)), &h.ctx, name, v) {
+            Some(c) => match T::setopt_locked(&Locked(RxLocked(s)), c, name, v) {
                 Ok(()) => 0,
                 Err(e) => e.to_errno(),
             },
             None => super::errno::enoprotoopt().to_errno(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// The ULP proto's setsockopt at level `SOL` before it locks the
+    /// socket: a live socket and `len` readable bytes at `val`.
+    unsafe extern "C" fn setopt_unlocked_cb(
+        sk: *mut bindings::sock,
+        ctx: *mut ffi::c_void,
+        name: ffi::c_int,
+        val: *const ffi::c_void,
+        len: ffi::c_uint,
+    ) -> ffi::c_int {
+        // SAFETY: The caller's guarantees are `opt_args`'s.
+        let (s, c, v) = unsafe { Self::opt_args(sk, ctx, val, len) };
+        match c.and_then(|c| T::setopt_unlocked(s, c, name, v)) {
+            None => -(bindings::ENOIOCTLCMD as ffi::c_int),
+            Some(Ok(())) => 0,
+            Some(Err(e)) => e.to_errno(),
         }
     }
 
@@ -965,8 +1023,9 @@ impl<T: Ulp> Adapter<T> {
 
     /// # Safety
     ///
-    /// The listing's read: a live socket, locked, its holder, and `len`
-    /// writable bytes at `buf`.
+    /// The listing's read: a live socket (on the ULP's list, whose lock
+    /// the caller holds: close and destroy take it off before the holder
+    /// goes), its holder, and `len` writable bytes at `buf`.
     unsafe extern "C" fn describe_cb(
         sk: *mut bindings::sock,
         ctx: *mut ffi::c_void,
@@ -983,10 +1042,7 @@ impl<T: Ulp> Adapter<T> {
         };
         // SAFETY: `ctx` is the socket's holder or null (see `ctx`).
         match unsafe { ctx.cast::<Holder<T::Ctx>>().as_ref() } {
-            // INVARIANT: The listing locked the socket for the call.
-            Some(h) => {
-                T::describe(&Locked(RxLocked(s)), &h.ctx, out).min(len as usize) as ffi::c_int
-            }
+            Some(h) => T::describe(s, &h.ctx, out).min(len as usize) as ffi::c_int,
             None => 0,
         }
     }

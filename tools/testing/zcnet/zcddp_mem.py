@@ -37,6 +37,25 @@ zcddp_peer's frames, both in this process.
                        meanwhile ("pgalloc=N", /proc/vmstat)
   children PORT N KIB  N children register KIB KiB each on one shared
                        socket and exit: "children ok=K refused=R"
+  pinlock PORT MIB     a child registers MIB MiB of untouched memory (its
+                       pages faulted in as they are pinned); once it has
+                       faulted in 8 MiB, this process reads
+                       /proc/net/zcddp_conns, then ZCDDP_INFO of the
+                       socket, each noting the child's resident memory when
+                       it returned: "pinlock listed=L list_kib=K
+                       info_kib=I region_kib=R reg=ok" (K or I below R:
+                       returned while the pinning was under way; the
+                       child stays until both were read)
+  termclose PORT MODE  a zcddp responder with a receive posted; its raw
+                       peer sends a Terminate (MODE received) or a Send to
+                       queue 5 (sent: zcddp terminates), reads what comes
+                       back until the end of the stream (5 s at most),
+                       then sends 200 FPDUs of 1 KiB: "termclose term=T
+                       end=E state=S inq=Q status=C runs=R discarded=D
+                       flood=F" (a Terminate from zcddp; how its stream
+                       ended; the zcddp socket's TCP state and unread
+                       bytes; the receive's completion status; its work
+                       item's runs and the bytes it dropped meanwhile)
 """
 import ctypes
 import errno
@@ -48,7 +67,7 @@ import sys
 import threading
 import time
 
-from zcddp_peer import E, KEY_REQ, Zc, fpdu, read_exact, read_frame, frame, untagged
+from zcddp_peer import E, KEY_REQ, Zc, acked, fpdu, read_exact, read_frame, frame, untagged
 
 SOL_ZCDDP, REG_MR, DEREG_MR = 301, 3, 4
 ACC_LW, ACC_RR = 0x1, 0x4
@@ -383,6 +402,120 @@ def children(port, n, kib):
     return 0
 
 
+def vm_rss_kib(pid):
+    for l in open("/proc/%d/status" % pid):
+        if l.startswith("VmRSS:"):
+            return int(l.split()[1])
+    return 0
+
+
+def pinlock(port, mib):
+    c, s = pair(port)
+    c.setsockopt(socket.IPPROTO_TCP, TCP_ULP, b"zcddp")
+    n = mib << 20
+    m = mmap.mmap(-1, n)
+    rd, wr = os.pipe()
+    go_r, go_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(rd)
+        os.close(go_w)
+        try:
+            reg(c, addr_of(m), n, ACC_LW)
+            r = "ok"
+        except OSError as e:
+            r = ename(e)
+        os.write(wr, r.encode())
+        # Resident until told: its memory says how far the pinning got.
+        os.read(go_r, 1)
+        os._exit(0)
+    os.close(wr)
+    os.close(go_r)
+    base = vm_rss_kib(pid)
+    end = time.monotonic() + 60
+    # The child is pinning (its socket locked by REG_MR until the fix of
+    # issue 45's minor) once 8 MiB of the region are resident.
+    while vm_rss_kib(pid) < base + 8192 and time.monotonic() < end:
+        pass
+    with open("/proc/net/zcddp_conns") as f:
+        text = f.read()
+    list_kib = vm_rss_kib(pid) - base
+    c.getsockopt(SOL_ZCDDP, 2, 64)
+    info_kib = vm_rss_kib(pid) - base
+    r = os.read(rd, 64).decode()
+    os.close(go_w)
+    os.waitpid(pid, 0)
+    me = "%s:%d " % c.getsockname()
+    listed = sum(1 for l in text.splitlines() if l.startswith(me))
+    print("pinlock listed=%d list_kib=%d info_kib=%d region_kib=%d reg=%s"
+          % (listed, list_kib, info_kib, n >> 10, r))
+    c.close()
+    s.close()
+    return 0
+
+
+def termclose(port, mode):
+    import fcntl
+    import termios
+    c, s = pair(port)
+    c.sendall(frame(KEY_REQ, E, 2, b"", (1, 1)))
+    z = Zc(s, 2, False, 77)
+    read_frame(c)
+    runs, dropped = stat("ZcddpWorkRuns"), stat("ZcddpRxBytesDiscarded")
+    if mode == "received":
+        # Layer 1 (RDMAP), type 1 (remote protection), code 0.
+        c.sendall(fpdu(untagged(7, 2, 1, 0) + bytes([0x11, 0, 0, 0]), False, False))
+    else:
+        c.sendall(fpdu(bytes([0x41, 0x40 | 3]) + struct.pack(">IIII", 0, 5, 1, 0) + b"x",
+                       False, False))
+    got, end = b"", "timeout"
+    c.settimeout(5)
+    try:
+        while True:
+            b = c.recv(65536)
+            if not b:
+                end = "eof"
+                break
+            got += b
+    except socket.timeout:
+        pass
+    except ConnectionError as e:
+        end = type(e).__name__
+    term = "yes" if b"\x41\x47" in got else "no"
+    # The peer sends on: zcddp must neither stall its window nor run its
+    # work item for each segment.
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    flood = 0
+    try:
+        for i in range(200):
+            f = fpdu(untagged(3, 0, 2 + i, 0) + bytes(1024), False, False)
+            c.sendall(f)
+            flood += len(f)
+    except OSError as e:
+        print("# flood:", e)
+    try:
+        acked(c, 5)
+    except EOFError:
+        print("# the flood not all acknowledged")
+    inq = struct.unpack("i", fcntl.ioctl(s, termios.FIONREAD, b"\0" * 4))[0]
+    state = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0]
+    status = "none"
+    try:
+        for cq in z.poll(0):
+            if cq[0] == 77:
+                status = cq[2]
+    except OSError as e:
+        status = ename(e)
+    # -1: no such counter (a module without them).
+    runs = stat("ZcddpWorkRuns") - runs if runs >= 0 else "none"
+    dropped = stat("ZcddpRxBytesDiscarded") - dropped if dropped >= 0 else "none"
+    print("termclose term=%s end=%s state=%d inq=%d status=%s runs=%s discarded=%s flood=%d"
+          % (term, end, state, inq, status, runs, dropped, flood))
+    c.close()
+    s.close()
+    return 0
+
+
 def main():
     a = sys.argv[1:]
     if a[0] == "kpf":
@@ -400,6 +533,10 @@ def main():
         return bigreg(int(a[1]), int(a[2]))
     if a[0] == "children":
         return children(int(a[1]), int(a[2]), int(a[3]))
+    if a[0] == "termclose":
+        return termclose(int(a[1]), a[2])
+    if a[0] == "pinlock":
+        return pinlock(int(a[1]), int(a[2]))
     print(__doc__)
     return 2
 

@@ -247,7 +247,8 @@ def mr_line(path):
         try:
             for l in open(path):
                 if l.startswith("mr stag="):
-                    return {k: int(v, 16 if k == "hash0" else 10)
+                    # The hashes (hash0, guard0, deadmem0) in hex.
+                    return {k: int(v, 16 if k.endswith("0") else 10)
                             for k, v in (w.split("=") for w in l.split()[1:])}
         except OSError:
             pass

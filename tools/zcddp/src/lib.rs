@@ -320,21 +320,51 @@ pub const WC_FLUSH_ERR: u32 = 3;
 pub struct Mr<'s, S: AsRawFd> {
     sock: &'s S,
     buf: Box<[u8]>,
+    /// The registered bytes: `buf[guard..guard + len]`, guard bytes on each
+    /// side ([`Mr::guarded`]).
+    guard: usize,
+    len: usize,
     stag: u32,
 }
 
 impl<'s, S: AsRawFd> Mr<'s, S> {
     /// Registers a zeroed buffer of `len` bytes with `access` (`ACCESS_*`).
     pub fn new(sock: &'s S, len: usize, access: u32) -> io::Result<Self> {
-        let mut buf = vec![0u8; len.max(1)].into_boxed_slice();
+        Self::guarded(sock, len, 0, access)
+    }
+
+    /// Registers `len` zeroed bytes with `access` that lie between two
+    /// unregistered guards of `guard` bytes each ([`Mr::guards`]): what
+    /// lands outside the registration shows there.
+    pub fn guarded(sock: &'s S, len: usize, guard: usize, access: u32) -> io::Result<Self> {
+        let view = len.max(1);
+        let mut buf = vec![0u8; view + 2 * guard].into_boxed_slice();
         let mut stag = 0u32;
         let mut b = [0u8; 32];
-        b[0..8].copy_from_slice(&(buf.as_mut_ptr() as u64).to_ne_bytes());
+        b[0..8].copy_from_slice(&(buf[guard..].as_mut_ptr() as u64).to_ne_bytes());
         b[8..16].copy_from_slice(&(len as u64).to_ne_bytes());
         b[16..20].copy_from_slice(&access.to_ne_bytes());
         b[24..32].copy_from_slice(&(&mut stag as *mut u32 as u64).to_ne_bytes());
         set_opt(sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_REG_MR, &b)?;
-        Ok(Self { sock, buf, stag })
+        Ok(Self {
+            sock,
+            buf,
+            guard,
+            len: view,
+            stag,
+        })
+    }
+
+    /// The guards before and after the registration (empty without).
+    pub fn guards(&self) -> (&[u8], &[u8]) {
+        let (a, rest) = self.buf.split_at(self.guard);
+        (a, &rest[self.len..])
+    }
+
+    /// The guards, to fill.
+    pub fn guards_mut(&mut self) -> (&mut [u8], &mut [u8]) {
+        let (a, rest) = self.buf.split_at_mut(self.guard);
+        (a, &mut rest[self.len..])
     }
 
     /// The STag (lkey and rkey).
@@ -344,12 +374,12 @@ impl<'s, S: AsRawFd> Mr<'s, S> {
 
     /// The buffer's address: its tagged offset for the peer.
     pub fn addr(&self) -> u64 {
-        self.buf.as_ptr() as u64
+        self.buf[self.guard..].as_ptr() as u64
     }
 
     /// The buffer's length.
     pub fn len(&self) -> usize {
-        self.buf.len()
+        self.len
     }
 
     /// Never empty (at least one byte is registered).
@@ -360,12 +390,12 @@ impl<'s, S: AsRawFd> Mr<'s, S> {
     /// The bytes (the peer may change them while registered with remote
     /// write access: read them after the completion that says so).
     pub fn bytes(&self) -> &[u8] {
-        &self.buf
+        &self.buf[self.guard..self.guard + self.len]
     }
 
     /// The bytes, to fill before a post.
     pub fn bytes_mut(&mut self) -> &mut [u8] {
-        &mut self.buf
+        &mut self.buf[self.guard..self.guard + self.len]
     }
 
     /// Deregisters: the call returns once TCP holds none of the buffer's
@@ -381,6 +411,15 @@ impl<'s, S: AsRawFd> Mr<'s, S> {
             Box::leak(std::mem::take(&mut self.buf));
         }
         r
+    }
+
+    /// Deregisters now and hands back the whole buffer (guards included),
+    /// to look at what lands in deregistered memory.
+    pub fn dereg_keep(self) -> io::Result<Box<[u8]>> {
+        let mut me = std::mem::ManuallyDrop::new(self);
+        let stag = me.stag.to_ne_bytes();
+        set_opt(me.sock.as_raw_fd(), SOL_ZCDDP, ZCDDP_DEREG_MR, &stag)?;
+        Ok(std::mem::take(&mut me.buf))
     }
 
     /// Deregisters now (the STag is invalid when this returns); the buffer

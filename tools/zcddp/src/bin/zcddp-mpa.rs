@@ -10,10 +10,13 @@
 //!
 //! `--serve MS ACCESS` then registers a 4 KiB pattern with ACCESS (letters
 //! l, w, r: local write, remote write, remote read; n: the peer cannot
-//! invalidate it, so it takes out-of-order placement), posts a 64-byte
-//! receive, prints `mr stag= addr= len= dead= hash0=` (dead: a deregistered
-//! STag), the completions for MS ms, and `mr hash= recv=` (the region's hash
-//! and the received text), for the security tests.
+//! invalidate it, so it takes out-of-order placement) between two
+//! unregistered guard pages, posts a 64-byte receive, prints `mr stag=
+//! addr= len= dead= hash0= guard0= deadmem0=` (dead: a deregistered STag,
+//! whose 4 KiB stay allocated), the completions for MS ms, and `mr hash=
+//! guard= deadmem= recv=` (the hashes of the region, of its guards and of
+//! the deregistered memory, and the received text), for the security
+//! tests.
 //!
 //! `-s` accepts one connection (responder), `-c` connects (initiator). It
 //! prints `startup ok rev=R crc=C markers_tx=M markers_rx=M p2p=P rtr=T
@@ -194,22 +197,37 @@ fn fnv(b: &[u8]) -> u64 {
 /// then the completions for `ms`, then the hash of the region and the
 /// connection's state.
 fn serve(s: &TcpStream, ms: u64, access: u32) -> io::Result<()> {
-    let mut mr = zcddp::Mr::new(s, 4096, access)?;
+    // A page of guard on each side: a byte placed just outside the
+    // registration shows in `guard=`.
+    let mut mr = zcddp::Mr::guarded(s, 4096, 4096, access)?;
     for (i, b) in mr.bytes_mut().iter_mut().enumerate() {
         *b = (i * 7 + 3) as u8;
     }
-    let dead = zcddp::Mr::new(s, 4096, access)?;
+    let (g0, g1) = mr.guards_mut();
+    for (i, b) in g0.iter_mut().chain(g1.iter_mut()).enumerate() {
+        *b = (i * 5 + 1) as u8;
+    }
+    let guards = |mr: &zcddp::Mr<'_, TcpStream>| {
+        let (a, b) = mr.guards();
+        fnv(a) ^ fnv(b).rotate_left(1)
+    };
+    // The dead registration's memory stays allocated (and hashed): a byte
+    // placed into it after its deregistration shows in `deadmem=`.
+    let mut dead = zcddp::Mr::new(s, 4096, access)?;
+    dead.bytes_mut().fill(0xD5);
     let dead_stag = dead.stag();
-    dead.dereg()?;
+    let dead_buf = dead.dereg_keep()?;
     let recv = zcddp::Mr::new(s, 64, zcddp::ACCESS_LOCAL_WRITE)?;
     zcddp::post_recv(s, 77, &recv, 0, 64)?;
     println!(
-        "mr stag={} addr={} len={} dead={} hash0={:016x}",
+        "mr stag={} addr={} len={} dead={} hash0={:016x} guard0={:016x} deadmem0={:016x}",
         mr.stag(),
         mr.addr(),
         mr.len(),
         dead_stag,
-        fnv(mr.bytes())
+        fnv(mr.bytes()),
+        guards(&mr),
+        fnv(&dead_buf)
     );
     let end = std::time::Instant::now() + Duration::from_millis(ms);
     // One wait for the rest of the time: between completions the process
@@ -233,8 +251,10 @@ fn serve(s: &TcpStream, ms: u64, access: u32) -> io::Result<()> {
         }
     }
     println!(
-        "mr hash={:016x} recv={}",
+        "mr hash={:016x} guard={:016x} deadmem={:016x} recv={}",
         fnv(mr.bytes()),
+        guards(&mr),
+        fnv(&dead_buf),
         String::from_utf8_lossy(
             &recv.bytes()[..recv.bytes().iter().position(|&c| c == 0).unwrap_or(64)]
         )
