@@ -1335,7 +1335,7 @@ out:
  * when it may, ZCNET_RX_NO_PAGE when it is not an order-0 page of its own
  * (compound, a page pool's, highmem), ZCNET_RX_PAGE_REFUSED when someone
  * else may write it while the region holds it. A region makes a page
- * writable by its reference count alone (mapdev.c's invariant 2), which
+ * writable by its reference count alone (rust/zcnet/mapdev.rs's invariant 2), which
  * covers only writers that hold a reference and write through the region's
  * own copy-on-write: so no page of an skb whose fragments are shared
  * (SKBFL_SHARED_FRAG: spliced, vmsplice()d, sendfile()d pages, MSG_ZEROCOPY,
