@@ -6,11 +6,13 @@
 #   make setup       install the packages, kernel source and bindgen (idempotent)
 #   make kernel      build or reuse the cached test kernel (ZCNET_FLAVOUR=debug for KASAN etc.)
 #   make modules     build the modules against the cached kernel, or KDIR=/path/to/build
-#   make tools       build the user-space tools (zcctl, zcbench, the ip plugin,
-#                    the C test programs of tools/testing/zcnet)
+#   make tools       build the user-space tools (zcctl, zcbench, zcddp-*, their
+#                    man pages in tools/target/man, the ip plugin, the C test
+#                    programs of tools/testing/zcnet)
 #   make install     install what `make modules tools` built: the modules (kbuild's
 #                    modules_install into /lib/modules/<release>/updates, depmod),
-#                    the tools, the ip plugin and the UAPI headers
+#                    the tools and their man pages, the ip plugin and the UAPI
+#                    headers
 #                    [DESTDIR= PREFIX=/usr/local INSTALL_MOD_DIR=updates]
 #   make uninstall   remove exactly what make install put there (its manifest)
 #   make install-ip  install the ip plugin (ip link ... type zcfrag OPTIONS)
@@ -59,7 +61,7 @@ modules:
 	@$(ROOT)/scripts/build-modules.sh $(KDIR)
 
 tools:
-	@cd $(ROOT)/tools && cargo build --release --quiet
+	@cd $(ROOT)/tools && cargo build --release --quiet && target/release/zcman --out target/man >/dev/null
 	@$(ROOT)/scripts/build-ip-plugin.sh
 	@$(ROOT)/scripts/build-test-progs.sh
 

@@ -72,7 +72,11 @@ clippy_modules() {
   grep -q "^warning" <<<"$out" && rc=1
   return $rc
 }
-step tools bash -c 'cd tools && cargo build --release --quiet && ../scripts/build-ip-plugin.sh && ../scripts/build-test-progs.sh' || finish
+step tools bash -c 'cd tools && cargo build --release --quiet && target/release/zcman --out target/man && ../scripts/build-ip-plugin.sh && ../scripts/build-test-progs.sh' || finish
+# Every tool's command line: --help (exit 0, every option named), --version,
+# a bad argument (exit 2), a module it needs missing (a hint), the JSON of
+# zcctl --json and zcbench -J (scripts/check-tools.sh).
+step tools-cli scripts/check-tools.sh
 # make install and make uninstall into a staging directory (DESTDIR); it is
 # left installed for modules.sh, which loads the modules from it by their
 # aliases (scripts/check-install.sh).

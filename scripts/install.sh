@@ -8,9 +8,10 @@
 #
 # install: the modules through kbuild's modules_install (into
 # $DESTDIR/lib/modules/<release>/$INSTALL_MOD_DIR, then depmod as kbuild runs
-# it: with -b $DESTDIR when DESTDIR is set), the tools into $PREFIX/bin, the ip
-# plugin, the UAPI headers into $PREFIX/include, the modules-load.d example
-# into $PREFIX/share/zcnet. Every file and directory it creates is written to
+# it: with -b $DESTDIR when DESTDIR is set), the tools into $PREFIX/bin, their
+# man pages (tools/target/man, written by `make tools`) into
+# $PREFIX/share/man/man1, the ip plugin, the UAPI headers into
+# $PREFIX/include, the modules-load.d example into $PREFIX/share/zcnet. Every file and directory it creates is written to
 # a manifest, $DESTDIR$PREFIX/share/zcnet/install-manifest; uninstall removes
 # exactly those (directories only when empty) and, when the modules directory
 # was there before, runs depmod again.
@@ -69,6 +70,9 @@ do_install() {
     [ -x "$ZCNET_ROOT/tools/target/release/$f" ] || die "install: tools/target/release/$f is not built; run \`make tools\` first"
   done
   [ -f "$ZCNET_ROOT/tools/target/ip/link_zcfrag.so" ] || die "install: the ip plugin is not built; run \`make tools\` first"
+  for f in $TOOLS; do
+    [ -f "$ZCNET_ROOT/tools/target/man/$f.1" ] || die "install: tools/target/man/$f.1 is not written; run \`make tools\` first"
+  done
   rel=$(cat "$kdir/include/config/kernel.release") || die "install: KDIR=$kdir is not a kernel build tree"
   # A second install over the first: what the first created stays listed.
   if [ -f "$DESTDIR$MANIFEST" ]; then
@@ -98,6 +102,10 @@ do_install() {
   done < <(LC_ALL=C comm -13 <(printf '%s\n' "$before") <(printf '%s\n' "$after"))
 
   for f in $TOOLS; do put 0755 "$ZCNET_ROOT/tools/target/release/$f" "$PREFIX/bin/$f"; done
+  # The tools' pages and their subcommands' (zcctl-frag.1, ...).
+  for f in "$ZCNET_ROOT"/tools/target/man/*.1; do
+    put 0644 "$f" "$PREFIX/share/man/man1/${f##*/}"
+  done
   put 0644 "$ZCNET_ROOT/tools/target/ip/link_zcfrag.so" "$IP_PLUGIN_DIR/link_zcfrag.so"
   for f in "$ZCNET_ROOT"/include/uapi/*/*.h; do
     put 0644 "$f" "$PREFIX/include/${f#"$ZCNET_ROOT/include/uapi/"}"

@@ -48,7 +48,6 @@ use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 use zcddp::{CqRing, Cqe, Mr, Params, RqRing, SendWr};
 
-pub const DEFAULT_PORT: u16 = 5302;
 /// The largest size (the regions are this large).
 pub const MAX: usize = 1 << 20;
 const MSG: usize = 16;
@@ -285,7 +284,7 @@ fn tag(i: u64) -> u8 {
 }
 
 fn attach(s: &Sock) -> io::Result<()> {
-    zcddp::attach(s).map_err(|x| e("attach (is zcddp.ko loaded?)", x))
+    zcddp::attach(s).map_err(|x| e("attach", zcddp::not_loaded(x)))
 }
 
 fn startup(s: &Sock, initiator: bool, flags: u32) -> io::Result<()> {
@@ -559,11 +558,6 @@ pub struct Rings {
     /// Receives (`ZCDDP_RQ_RING`), not `ZCDDP_POST_RECV`.
     pub rq: bool,
 }
-
-/// The latency operations, in the order they run.
-pub const LAT_OPS: [&str; 4] = ["send", "write", "read", "wsend"];
-/// Those run unless `--lat-ops` names others.
-pub const DEFAULT_LAT_OPS: [&str; 3] = ["send", "write", "read"];
 
 /// The client: every latency size for Send, Write and Read (those of
 /// `lat_ops`), then Write bandwidth by size.

@@ -3,15 +3,21 @@
 //! by message size, stream bandwidth by write size, and CPU time per byte on
 //! both ends.
 //!
+//! Its command line is [`zcbench::cli::Cli`] (`zcbench --help`, `man
+//! zcbench`):
+//!
 //! ```text
 //! zcbench serve [--listen ADDR]                      (on the receiver)
-//! zcbench tcp --connect ADDR [--json FILE] [--label L] [--zcsock region|ordinary]
+//! zcbench tcp --connect ADDR [--json FILE] [-J] [--label L] [--zcsock region|ordinary]
 //!             [--lat-sizes LIST|none] [--bw-sizes LIST] [--iters N] [--seconds S]
 //!             [--check-every N]
 //! zcbench ddp-serve [--listen ADDR] [--markers]       (zcddp, port 5302)
-//! zcbench ddp --connect ADDR [--json FILE] [--label L] [--crc]
+//! zcbench ddp --connect ADDR [--json FILE] [-J] [--label L] [--crc] [--lat-ops OPS]
 //!             [--lat-sizes LIST|none] [--bw-sizes LIST|none] [--iters N] [--seconds S]
 //! ```
+//!
+//! `--json FILE` writes the results as JSON ([`report`]), `-J` prints them
+//! on stdout instead of the tables.
 //!
 //! `ddp` and `ddp-serve` measure zcddp (Send, RDMA Write and RDMA Read
 //! latency, RDMA Write bandwidth): see `ddp.rs`.
@@ -33,22 +39,22 @@
 //! reports pages with a wrong tag, which fail the run.
 
 mod ddp;
+mod report;
 
+use clap::{CommandFactory, Parser};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+use zcbench::cli::{self, Cli, Cmd, ZcsockMode, DEFAULT_PORT, MAX_SIZE};
 use zcddp::median;
 
-const DEFAULT_PORT: u16 = 5301;
 const OP_PINGPONG: u8 = 1;
 const OP_STREAM: u8 = 2;
 const OP_QUIT: u8 = 3;
 /// The client's mode: header size field the mode, arg the check interval;
 /// answered with a header whose arg is 0 or the server's errno.
 const OP_MODE: u8 = 4;
-/// Largest message either side accepts (bounds the buffers).
-const MAX_SIZE: usize = 16 << 20;
 const HDR: usize = 16;
 const PAGE: usize = 4096;
 /// Seed of the stream data.
@@ -79,13 +85,11 @@ impl Mode {
             .find(|m| m.code() == c)
     }
 
-    fn parse(s: &str) -> Result<Mode, String> {
-        match s {
-            "region" => Ok(Mode::Region),
-            "ordinary" => Ok(Mode::Ordinary),
-            _ => Err(format!(
-                "bad --zcsock '{s}': wanted region or ordinary (no --zcsock for plain TCP)"
-            )),
+    fn from_cli(m: Option<ZcsockMode>) -> Mode {
+        match m {
+            None => Mode::Plain,
+            Some(ZcsockMode::Region) => Mode::Region,
+            Some(ZcsockMode::Ordinary) => Mode::Ordinary,
         }
     }
 
@@ -644,6 +648,8 @@ fn kernel_release() -> String {
 struct Opts {
     connect: String,
     json: Option<String>,
+    /// `-J`: the JSON on stdout, no tables.
+    json_stdout: bool,
     label: Option<String>,
     mode: Mode,
     check_every: usize,
@@ -665,37 +671,9 @@ impl Opts {
     }
 }
 
-fn parse_sizes(s: &str) -> Result<Vec<usize>, String> {
-    if s == "none" {
-        return Ok(Vec::new());
-    }
-    s.split(',')
-        .map(|v| {
-            let v = v.trim();
-            let (n, mul) = match v.strip_suffix(['K', 'k']) {
-                Some(n) => (n, 1024),
-                None => match v.strip_suffix(['M', 'm']) {
-                    Some(n) => (n, 1 << 20),
-                    None => (v, 1),
-                },
-            };
-            let n: usize = n.parse().map_err(|_| format!("bad size '{v}'"))?;
-            let n = n * mul;
-            if n == 0 || n > MAX_SIZE {
-                return Err(format!("size '{v}' out of range 1..16M"));
-            }
-            Ok(n)
-        })
-        .collect()
-}
-
 /// A counter for the table and JSON: `null`/`-` when unknown.
 fn counter(v: u64) -> Option<u64> {
     (v != u64::MAX).then_some(v)
-}
-
-fn json_counter(v: u64) -> String {
-    counter(v).map_or("null".into(), |v| v.to_string())
 }
 
 fn tcp(o: &Opts) -> io::Result<()> {
@@ -714,18 +692,82 @@ fn tcp(o: &Opts) -> io::Result<()> {
     s.shutdown(Shutdown::Both).ok();
 
     let label = o.label();
-    let kernel = kernel_release();
-    let accel = env_or("ZCNET_ACCEL", "unknown");
-    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let flavour = env_or("ZCNET_FLAVOUR", "default");
+    let machine = machine();
+    if !o.json_stdout {
+        print_tcp(o, &label, &machine, &lat, &bw);
+    }
+    let zc = |r: &BwRow| {
+        o.mode.zcsock().then(|| report::ZcsockCounters {
+            tx_pages_by_ref: counter(r.tx_pages_by_ref),
+            tx_bytes_copied: counter(r.tx_bytes_copied),
+            tx_cow_faults: counter(r.tx_cow_faults),
+            rx_pages_remapped: counter(r.rx.rx_pages_remapped),
+            rx_bytes_copied: counter(r.rx.rx_bytes_copied),
+        })
+    };
+    let doc = report::Tcp {
+        head: report::Head {
+            tool: "zcbench",
+            test: "tcp",
+            label,
+        },
+        zcsock: o.mode.name(),
+        check_every: o.check_every,
+        machine,
+        iters: o.iters,
+        latency: lat
+            .iter()
+            .map(|r| report::TcpLat {
+                bytes: r.size,
+                iters: r.iters,
+                median_us: report::round(r.median_us, 3),
+                mean_us: report::round(r.mean_us, 3),
+            })
+            .collect(),
+        bandwidth: bw
+            .iter()
+            .map(|r| report::TcpBw {
+                write: r.size,
+                bytes: r.bytes,
+                seconds: report::round(r.secs, 4),
+                mbytes_per_s: report::round(r.mbytes_per_s, 3),
+                rx_cpu_ns_per_byte: report::round(r.rx_cpu_ns_per_byte, 4),
+                tx_cpu_ns_per_byte: report::round(r.tx_cpu_ns_per_byte, 4),
+                sys_cpu_ns_per_byte: report::round(r.sys_cpu_ns_per_byte, 4),
+                pages_checked: r.rx.pages_checked,
+                pages_bad: r.rx.pages_bad,
+                rx_minor_faults: r.rx.minor_faults,
+                zcsock: zc(r),
+            })
+            .collect(),
+    };
+    report::emit(&doc, o.json.as_deref(), o.json_stdout)
+}
+
+/// The machine and kernel of the run.
+fn machine() -> report::Machine {
+    report::Machine {
+        kernel: kernel_release(),
+        flavour: env_or("ZCNET_FLAVOUR", "default"),
+        accel: env_or("ZCNET_ACCEL", "unknown"),
+        cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
+    }
+}
+
+/// `zcbench tcp`'s tables.
+fn print_tcp(o: &Opts, label: &str, m: &report::Machine, lat: &[LatRow], bw: &[BwRow]) {
     println!(
-        "zcbench tcp [{label}]  kernel {kernel} ({flavour})  accel {accel}  cpus {cpus}  zcsock {}",
+        "zcbench tcp [{label}]  kernel {} ({})  accel {}  cpus {}  zcsock {}",
+        m.kernel,
+        m.flavour,
+        m.accel,
+        m.cpus,
         o.mode.name()
     );
     if !lat.is_empty() {
         println!("latency (half round trip, {} ping-pongs per size)", o.iters);
         println!("{:>10} {:>12} {:>12}", "bytes", "median_us", "mean_us");
-        for r in &lat {
+        for r in lat {
             println!("{:>10} {:>12.2} {:>12.2}", r.size, r.median_us, r.mean_us);
         }
     }
@@ -734,7 +776,7 @@ fn tcp(o: &Opts) -> io::Result<()> {
         "{:>10} {:>12} {:>14} {:>14} {:>15} {:>12} {:>10}",
         "write", "MB/s", "rx_cpu_ns/B", "tx_cpu_ns/B", "all_cpus_ns/B", "pages_ok", "rx_faults"
     );
-    for r in &bw {
+    for r in bw {
         println!(
             "{:>10} {:>12.1} {:>14.3} {:>14.3} {:>15.3} {:>12} {:>10}",
             r.size,
@@ -758,7 +800,7 @@ fn tcp(o: &Opts) -> io::Result<()> {
             "rx_bytes_copied"
         );
         let c = |v: u64| counter(v).map_or("-".into(), |v| v.to_string());
-        for r in &bw {
+        for r in bw {
             println!(
                 "{:>10} {:>14} {:>16} {:>10} {:>16} {:>16}",
                 r.size,
@@ -770,55 +812,6 @@ fn tcp(o: &Opts) -> io::Result<()> {
             );
         }
     }
-    if let Some(path) = &o.json {
-        let mut j = String::new();
-        j.push_str(&format!(
-            "{{\"tool\":\"zcbench\",\"test\":\"tcp\",\"label\":{label:?},\"zcsock\":{:?},\"check_every\":{},\"kernel\":{kernel:?},\"flavour\":{flavour:?},\"accel\":{accel:?},\"cpus\":{cpus},\"iters\":{},\"latency\":[",
-            o.mode.name(), o.check_every, o.iters
-        ));
-        for (i, r) in lat.iter().enumerate() {
-            if i > 0 {
-                j.push(',');
-            }
-            j.push_str(&format!(
-                "{{\"bytes\":{},\"iters\":{},\"median_us\":{:.3},\"mean_us\":{:.3}}}",
-                r.size, r.iters, r.median_us, r.mean_us
-            ));
-        }
-        j.push_str("],\"bandwidth\":[");
-        for (i, r) in bw.iter().enumerate() {
-            if i > 0 {
-                j.push(',');
-            }
-            j.push_str(&format!(
-                "{{\"write\":{},\"bytes\":{},\"seconds\":{:.4},\"mbytes_per_s\":{:.3},\"rx_cpu_ns_per_byte\":{:.4},\"tx_cpu_ns_per_byte\":{:.4},\"sys_cpu_ns_per_byte\":{:.4},\"pages_checked\":{},\"pages_bad\":{},\"rx_minor_faults\":{}",
-                r.size,
-                r.bytes,
-                r.secs,
-                r.mbytes_per_s,
-                r.rx_cpu_ns_per_byte,
-                r.tx_cpu_ns_per_byte,
-                r.sys_cpu_ns_per_byte,
-                r.rx.pages_checked,
-                r.rx.pages_bad,
-                r.rx.minor_faults
-            ));
-            if o.mode.zcsock() {
-                j.push_str(&format!(
-                    ",\"tx_pages_by_ref\":{},\"tx_bytes_copied\":{},\"tx_cow_faults\":{},\"rx_pages_remapped\":{},\"rx_bytes_copied\":{}",
-                    json_counter(r.tx_pages_by_ref),
-                    json_counter(r.tx_bytes_copied),
-                    json_counter(r.tx_cow_faults),
-                    json_counter(r.rx.rx_pages_remapped),
-                    json_counter(r.rx.rx_bytes_copied)
-                ));
-            }
-            j.push('}');
-        }
-        j.push_str("]}\n");
-        std::fs::write(path, j)?;
-    }
-    Ok(())
 }
 
 fn ddp_client(o: &Opts, crc: bool) -> io::Result<()> {
@@ -832,12 +825,57 @@ fn ddp_client(o: &Opts, crc: bool) -> io::Result<()> {
         o.seconds,
     )?;
     let label = o.label.clone().unwrap_or_else(|| "zcddp".into());
-    let kernel = kernel_release();
-    let accel = env_or("ZCNET_ACCEL", "unknown");
-    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let flavour = env_or("ZCNET_FLAVOUR", "default");
+    let m = machine();
+    if !o.json_stdout {
+        print_ddp(o, crc, &label, &m, &r);
+    }
+    let doc = report::Ddp {
+        head: report::Head {
+            tool: "zcbench",
+            test: "ddp",
+            label,
+        },
+        crc,
+        machine: m,
+        cq_ring: r.rings.cq,
+        rq_ring: r.rings.rq,
+        iters: o.iters,
+        latency: r
+            .lat
+            .iter()
+            .map(|l| report::DdpLat {
+                op: l.op,
+                bytes: l.size,
+                iters: l.iters,
+                median_us: report::round(l.median_us, 3),
+                mean_us: report::round(l.mean_us, 3),
+            })
+            .collect(),
+        bandwidth: r
+            .bw
+            .iter()
+            .map(|b| report::DdpBw {
+                op: "write",
+                write: b.size,
+                bytes: b.bytes,
+                seconds: report::round(b.secs, 4),
+                mbytes_per_s: report::round(b.mbytes_per_s, 3),
+                tx_cpu_ns_per_byte: report::round(b.tx_cpu_ns_per_byte, 4),
+                sys_cpu_ns_per_byte: report::round(b.sys_cpu_ns_per_byte, 4),
+            })
+            .collect(),
+    };
+    report::emit(&doc, o.json.as_deref(), o.json_stdout)
+}
+
+/// `zcbench ddp`'s tables.
+fn print_ddp(o: &Opts, crc: bool, label: &str, m: &report::Machine, r: &ddp::Report) {
     println!(
-        "zcbench ddp [{label}]  kernel {kernel} ({flavour})  accel {accel}  cpus {cpus}  crc {}  cq {}  rq {}",
+        "zcbench ddp [{label}]  kernel {} ({})  accel {}  cpus {}  crc {}  cq {}  rq {}",
+        m.kernel,
+        m.flavour,
+        m.accel,
+        m.cpus,
         if crc { "on" } else { "off" },
         if r.rings.cq { "ring" } else { "syscall" },
         if r.rings.rq { "ring" } else { "syscall" }
@@ -871,157 +909,87 @@ fn ddp_client(o: &Opts, crc: bool) -> io::Result<()> {
             );
         }
     }
-    if let Some(path) = &o.json {
-        let mut j = format!(
-            "{{\"tool\":\"zcbench\",\"test\":\"ddp\",\"label\":{label:?},\"crc\":{crc},\"kernel\":{kernel:?},\"flavour\":{flavour:?},\"accel\":{accel:?},\"cpus\":{cpus},\"cq_ring\":{},\"rq_ring\":{},\"iters\":{},\"latency\":[",
-            r.rings.cq, r.rings.rq, o.iters
-        );
-        for (i, l) in r.lat.iter().enumerate() {
-            if i > 0 {
-                j.push(',');
-            }
-            j.push_str(&format!(
-                "{{\"op\":{:?},\"bytes\":{},\"iters\":{},\"median_us\":{:.3},\"mean_us\":{:.3}}}",
-                l.op, l.size, l.iters, l.median_us, l.mean_us
-            ));
-        }
-        j.push_str("],\"bandwidth\":[");
-        for (i, b) in r.bw.iter().enumerate() {
-            if i > 0 {
-                j.push(',');
-            }
-            j.push_str(&format!(
-                "{{\"op\":\"write\",\"write\":{},\"bytes\":{},\"seconds\":{:.4},\"mbytes_per_s\":{:.3},\"tx_cpu_ns_per_byte\":{:.4},\"sys_cpu_ns_per_byte\":{:.4}}}",
-                b.size, b.bytes, b.secs, b.mbytes_per_s, b.tx_cpu_ns_per_byte, b.sys_cpu_ns_per_byte
-            ));
-        }
-        j.push_str("]}\n");
-        std::fs::write(path, j)?;
-    }
-    Ok(())
 }
 
-const USAGE: &str = "usage:
-  zcbench serve [--listen ADDR]
-  zcbench tcp --connect ADDR [--json FILE] [--label L] [--zcsock region|ordinary]
-              [--lat-sizes 4,64,1K,...|none] [--bw-sizes 4K,64K,1M,...] [--iters N]
-              [--seconds S] [--check-every N (pages; 0: no check)]
-  zcbench ddp-serve [--listen ADDR] [--markers]
-  zcbench ddp --connect ADDR [--json FILE] [--label L] [--crc]
-              [--lat-sizes 4,64,1K,...|none] [--lat-ops send,write,read,wsend]
-              [--bw-sizes 4K,64K,1M,...|none] [--iters N] [--seconds S]";
+/// Why a run ended early: a bad command line (exit status 2) or a failed
+/// measurement (1).
+#[derive(Debug)]
+enum Failure {
+    Usage(String),
+    Run(String),
+}
 
-fn run(args: &[String]) -> Result<(), String> {
-    let mut it = args.iter();
-    let cmd = it.next().ok_or(USAGE)?;
-    let mut listen = None;
-    let mut crc = false;
-    let mut markers = false;
-    let (mut lat_given, mut bw_given) = (false, false);
-    let mut o = Opts {
-        connect: String::new(),
-        json: None,
-        label: None,
+/// The client's options from its report options.
+fn opts(r: &cli::Report, default_port: u16) -> Opts {
+    let connect = if r.connect.contains(':') {
+        r.connect.clone()
+    } else {
+        format!("{}:{default_port}", r.connect)
+    };
+    Opts {
+        connect,
+        json: r.json.clone(),
+        json_stdout: r.json_stdout,
+        label: r.label.clone(),
         mode: Mode::Plain,
         check_every: 1,
-        lat_sizes: parse_sizes("4,16,64,256,1K,4K,16K,32K")?,
-        lat_ops: ddp::DEFAULT_LAT_OPS.iter().map(|s| s.to_string()).collect(),
-        bw_sizes: parse_sizes("4K,16K,64K,256K,1M")?,
-        iters: 1000,
-        seconds: 1.0,
-    };
-    while let Some(a) = it.next() {
-        let mut val = || it.next().cloned().ok_or(format!("{a} needs a value"));
-        match a.as_str() {
-            "--listen" => listen = Some(val()?),
-            "--crc" => crc = true,
-            "--markers" => markers = true,
-            "--connect" => o.connect = val()?,
-            "--json" => o.json = Some(val()?),
-            "--label" => o.label = Some(val()?),
-            "--zcsock" => o.mode = Mode::parse(&val()?)?,
-            "--check-every" => o.check_every = val()?.parse().map_err(|_| "bad --check-every")?,
-            "--lat-sizes" => {
-                o.lat_sizes = parse_sizes(&val()?)?;
-                lat_given = true;
-            }
-            "--lat-ops" => {
-                o.lat_ops = val()?.split(',').map(str::to_string).collect();
-                if let Some(op) = o
-                    .lat_ops
-                    .iter()
-                    .find(|op| !ddp::LAT_OPS.contains(&op.as_str()))
-                {
-                    return Err(format!(
-                        "--lat-ops: no operation {op} (send, write, read, wsend)"
-                    ));
-                }
-            }
-            "--bw-sizes" => {
-                o.bw_sizes = parse_sizes(&val()?)?;
-                bw_given = true;
-            }
-            "--iters" => o.iters = val()?.parse().map_err(|_| "bad --iters")?,
-            "--seconds" => o.seconds = val()?.parse().map_err(|_| "bad --seconds")?,
-            _ => return Err(format!("unknown option {a}\n{USAGE}")),
-        }
+        lat_sizes: Vec::new(),
+        lat_ops: Vec::new(),
+        bw_sizes: Vec::new(),
+        iters: r.iters,
+        seconds: r.seconds,
     }
-    match cmd.as_str() {
-        "serve" => serve(&listen.unwrap_or(format!("0.0.0.0:{DEFAULT_PORT}")))
-            .map_err(|e| format!("serve: {e}")),
-        "ddp-serve" => ddp::serve(
-            &listen.unwrap_or(format!("0.0.0.0:{}", ddp::DEFAULT_PORT)),
-            markers,
-        )
-        .map_err(|e| format!("ddp-serve: {e}")),
-        "ddp" => {
-            if o.connect.is_empty() {
-                return Err(format!("ddp needs --connect\n{USAGE}"));
-            }
-            if !o.connect.contains(':') {
-                o.connect = format!("{}:{}", o.connect, ddp::DEFAULT_PORT);
-            }
-            if !lat_given {
-                o.lat_sizes = parse_sizes("4,64,1K,4K,16K,64K,256K,1M")?;
-            }
-            if !bw_given {
-                o.bw_sizes = parse_sizes("4K,16K,64K,256K,1M")?;
-            }
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    match cli.cmd {
+        Cmd::Serve { listen } => serve(&listen).map_err(|e| Failure::Run(format!("serve: {e}"))),
+        Cmd::DdpServe { listen, markers } => {
+            ddp::serve(&listen, markers).map_err(|e| Failure::Run(format!("ddp-serve: {e}")))
+        }
+        Cmd::Ddp(d) => {
+            let mut o = opts(&d.report, cli::DDP_PORT);
+            o.lat_sizes = d.lat_sizes.0;
+            o.lat_ops = d.lat_ops.0;
+            o.bw_sizes = d.bw_sizes.0;
             if let Some(s) = o
                 .lat_sizes
                 .iter()
                 .chain(&o.bw_sizes)
                 .find(|&&s| s > ddp::MAX)
             {
-                return Err(format!("ddp sizes go up to {} bytes, not {s}", ddp::MAX));
+                return Err(Failure::Usage(format!(
+                    "ddp sizes go up to {} bytes, not {s}",
+                    ddp::MAX
+                )));
             }
-            ddp_client(&o, crc).map_err(|e| format!("ddp: {e}"))
+            ddp_client(&o, d.crc).map_err(|e| Failure::Run(format!("ddp: {e}")))
         }
-        "tcp" => {
-            if o.connect.is_empty() {
-                return Err(format!("tcp needs --connect\n{USAGE}"));
-            }
-            if !o.connect.contains(':') {
-                o.connect = format!("{}:{DEFAULT_PORT}", o.connect);
-            }
+        Cmd::Tcp(t) => {
+            let mut o = opts(&t.report, DEFAULT_PORT);
+            o.mode = Mode::from_cli(t.zcsock);
+            o.check_every = t.check_every;
+            o.lat_sizes = t.lat_sizes.0;
+            o.bw_sizes = t.bw_sizes.0;
             if o.mode == Mode::Region {
                 if let Some(s) = o.bw_sizes.iter().find(|&&s| s % PAGE != 0) {
-                    return Err(format!(
+                    return Err(Failure::Usage(format!(
                         "--zcsock region needs write sizes of whole pages ({PAGE} bytes), not {s}"
-                    ));
+                    )));
                 }
             }
-            tcp(&o).map_err(|e| format!("tcp: {e}"))
+            tcp(&o).map_err(|e| Failure::Run(format!("tcp: {e}")))
         }
-        _ => Err(USAGE.into()),
     }
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&args) {
+    match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+        Err(Failure::Usage(e)) => Cli::command()
+            .error(clap::error::ErrorKind::ValueValidation, e)
+            .exit(),
+        Err(Failure::Run(e)) => {
             eprintln!("zcbench: {e}");
             ExitCode::FAILURE
         }
@@ -1031,15 +999,6 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_sizes("4,1K,2M").unwrap(), vec![4, 1024, 2 << 20]);
-        assert!(parse_sizes("0").is_err());
-        assert!(parse_sizes("x").is_err());
-        assert!(parse_sizes("32M").is_err());
-        assert!(parse_sizes("none").unwrap().is_empty());
-    }
 
     #[test]
     fn median_odd_even() {
@@ -1054,8 +1013,8 @@ mod tests {
             assert_eq!(Mode::from_code(m.code()), Some(m));
         }
         assert_eq!(Mode::from_code(7), None);
-        assert_eq!(Mode::parse("region"), Ok(Mode::Region));
-        assert!(Mode::parse("plain").is_err());
+        assert_eq!(Mode::from_cli(Some(ZcsockMode::Region)), Mode::Region);
+        assert_eq!(Mode::from_cli(None), Mode::Plain);
         assert_eq!(Mode::Plain.header_len(), HDR);
         assert_eq!(Mode::Ordinary.header_len(), PAGE);
     }
@@ -1120,6 +1079,7 @@ mod tests {
         let o = Opts {
             connect: addr,
             json: None,
+            json_stdout: false,
             label: Some("test".into()),
             mode: Mode::Plain,
             check_every: 1,
@@ -1139,6 +1099,7 @@ mod tests {
         let mut o = Opts {
             connect: addr,
             json: None,
+            json_stdout: false,
             label: None,
             mode: Mode::Ordinary,
             check_every: 1,
@@ -1163,27 +1124,45 @@ mod tests {
 
     #[test]
     fn ddp_cli() {
-        let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let e = run(&args(&["ddp", "--lat-sizes", "4"])).unwrap_err();
-        assert!(e.contains("needs --connect"), "{e}");
-        let e = run(&args(&[
-            "ddp",
+        let args = |v: &[&str]| {
+            let mut a = vec!["zcbench"];
+            a.extend_from_slice(v);
+            Cli::try_parse_from(a)
+        };
+        assert!(
+            args(&["ddp", "--lat-sizes", "4"]).is_err(),
+            "needs --connect"
+        );
+        let c = args(&["ddp", "--connect", "127.0.0.1", "--bw-sizes", "2M"]).unwrap();
+        match run(c) {
+            Err(Failure::Usage(e)) => assert!(e.contains("up to 1048576"), "{e}"),
+            r => panic!("{r:?}"),
+        }
+        let c = args(&[
+            "tcp",
             "--connect",
-            "127.0.0.1",
+            "x",
+            "--zcsock",
+            "region",
             "--bw-sizes",
-            "2M",
-        ]))
-        .unwrap_err();
-        assert!(e.contains("up to 1048576"), "{e}");
-        let e = run(&args(&[
-            "ddp",
-            "--connect",
-            "x:1",
-            "--lat-ops",
-            "write,poke",
-        ]))
-        .unwrap_err();
-        assert!(e.contains("no operation poke"), "{e}");
+            "5000",
+        ]);
+        match run(c.unwrap()) {
+            Err(Failure::Usage(e)) => assert!(e.contains("whole pages"), "{e}"),
+            r => panic!("{r:?}"),
+        }
+        let o = opts(
+            &cli::Report {
+                connect: "10.0.0.2".into(),
+                json: None,
+                json_stdout: true,
+                label: None,
+                iters: 1,
+                seconds: 1.0,
+            },
+            cli::DDP_PORT,
+        );
+        assert_eq!(o.connect, "10.0.0.2:5302");
     }
 
     #[test]

@@ -1,11 +1,14 @@
 //! Explicit admission control for zcfrag devices (`zcctl admit`, `zcctl
 //! release`): the `SIOCDEVPRIVATE` ioctl of Documentation/networking/zcfrag.rst.
 
+use clap::error::ErrorKind;
+use clap::CommandFactory;
 use std::fs;
 use std::net::{Ipv4Addr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::process::Command;
 use std::time::{Duration, Instant};
+use zcctl::cli::{Cli, Flow};
 
 const SIOCDEVPRIVATE: u64 = 0x89f0;
 const REQUEST: u32 = 1;
@@ -131,8 +134,18 @@ fn dev_ipv4(dev: &str) -> Option<Ipv4Addr> {
         .args(["-j", "-4", "addr", "show", "dev", dev])
         .output()
         .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    crate::json_field(&text, "local")?.parse().ok()
+    first_ipv4(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// The first IPv4 address in `ip -j -4 addr show` output.
+pub fn first_ipv4(ip_json: &str) -> Option<Ipv4Addr> {
+    let links: serde_json::Value = serde_json::from_str(ip_json).ok()?;
+    links
+        .as_array()?
+        .iter()
+        .filter_map(|l| l["addr_info"].as_array())
+        .flatten()
+        .find_map(|a| a["local"].as_str()?.parse().ok())
 }
 
 /// The MAC address of `ip` on `dev` from the ARP table.
@@ -192,31 +205,29 @@ pub struct Args {
     pub ports: (u16, u16),
 }
 
-pub fn parse_args(args: &[String]) -> Result<Args, String> {
-    let usage = "usage: zcctl admit|release|query DEV DST [tcp|udp] [src ADDR] [mac MAC] [ports SPORT:DPORT]";
-    let dev = args.first().ok_or(usage)?.clone();
-    let dst = args
-        .get(1)
-        .ok_or(usage)?
-        .parse()
-        .map_err(|_| format!("bad address; {usage}"))?;
+/// The flow's words (`[tcp|udp] [src ADDR] [mac MAC] [ports SPORT:DPORT]`).
+pub fn parse_args(f: &Flow) -> Result<Args, String> {
+    let usage = "wanted [tcp|udp] [src ADDR] [mac MAC] [ports SPORT:DPORT]";
     let mut a = Args {
-        dev,
-        dst,
+        dev: f.dev.clone(),
+        dst: f.dst,
         protocol: 6,
         src: None,
         mac: None,
         ports: (0, 0),
     };
-    let mut it = args[2..].iter();
+    let mut it = f.words.iter();
     while let Some(w) = it.next() {
+        let mut val = || it.next().ok_or(format!("'{w}' needs a value; {usage}"));
         match w.as_str() {
             "tcp" => a.protocol = 6,
             "udp" => a.protocol = 17,
-            "src" => a.src = Some(it.next().ok_or(usage)?.parse().map_err(|_| "bad src")?),
-            "mac" => a.mac = Some(parse_mac(it.next().ok_or(usage)?).ok_or("bad MAC")?),
+            "src" => a.src = Some(val()?.parse().map_err(|_| "bad src address")?),
+            "mac" => a.mac = Some(parse_mac(val()?).ok_or("bad MAC address")?),
             "ports" => {
-                let (s, d) = it.next().ok_or(usage)?.split_once(':').ok_or("bad ports")?;
+                let (s, d) = val()?
+                    .split_once(':')
+                    .ok_or("bad ports: wanted SPORT:DPORT")?;
                 a.ports = (
                     s.parse().map_err(|_| "bad port")?,
                     d.parse().map_err(|_| "bad port")?,
@@ -230,11 +241,14 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
 
 /// `zcctl admit|release|query`: 0 granted (or released), 3 refused, 4 no
 /// answer, 1 on errors.
-pub fn run(cmd: &str, args: &[String]) -> i32 {
-    let a = match parse_args(args) {
+pub fn run(cmd: &str, f: &Flow, json: bool) -> i32 {
+    let a = match parse_args(f) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("zcctl: {e}");
+            // As clap reports a bad argument (exit status 2).
+            let _ = Cli::command()
+                .error(ErrorKind::ValueValidation, format!("zcctl {cmd}: {e}"))
+                .print();
             return 2;
         }
     };
@@ -252,18 +266,36 @@ pub fn run(cmd: &str, args: &[String]) -> i32 {
     };
     let proto = if a.protocol == 6 { "tcp" } else { "udp" };
     let flow = format!("{}: {src} > {} {proto}", a.dev, a.dst);
+    // The answer: as a line, or as JSON.
+    let say = |state: &str, slot: Option<u8>, line: &str| {
+        if json {
+            crate::print_json(&serde_json::json!({
+                "command": cmd,
+                "device": a.dev,
+                "src": src.to_string(),
+                "dst": a.dst.to_string(),
+                "protocol": proto,
+                "sport": a.ports.0,
+                "dport": a.ports.1,
+                "state": state,
+                "slot": slot,
+            }));
+        } else {
+            println!("{flow}: {line}");
+        }
+    };
     let res = match cmd {
         "release" => {
             req.cmd = RELEASE;
             call(&a.dev, &req).map(|_| {
-                println!("{flow}: released");
+                say("released", None, "released");
                 0
             })
         }
         "query" => {
             req.cmd = QUERY;
             call(&a.dev, &req).map(|r| {
-                println!("{flow}: {}", r.state_name());
+                say(r.state_name(), None, r.state_name());
                 0
             })
         }
@@ -283,19 +315,20 @@ pub fn run(cmd: &str, args: &[String]) -> i32 {
             }
             Ok(match r.state {
                 2 => {
-                    println!("{flow}: granted, slot {} at the receiver", r.slot);
+                    let l = format!("granted, slot {} at the receiver", r.slot);
+                    say("granted", Some(r.slot), &l);
                     0
                 }
                 3 => {
-                    println!("{flow}: refused (every slot at the receiver is busy); the stream runs on the normal path");
+                    say("refused", None, "refused (every slot at the receiver is busy); the stream runs on the normal path");
                     3
                 }
                 4 => {
-                    println!("{flow}: no answer (the receiver runs no zcfrag, or the frames were lost); the stream runs on the normal path");
+                    say("no-answer", None, "no answer (the receiver runs no zcfrag, or the frames were lost); the stream runs on the normal path");
                     4
                 }
                 s => {
-                    println!("{flow}: {}", r.state_name());
+                    say(r.state_name(), None, r.state_name());
                     if s == 1 {
                         4
                     } else {
@@ -355,5 +388,22 @@ mod tests {
         );
         assert_eq!(parse_arp(t, "va", ip("198.18.0.2")), None);
         assert_eq!(parse_mac("52:54:00:18:00"), None);
+    }
+
+    #[test]
+    fn words_and_ip_json() {
+        let f = |w: &[&str]| Flow {
+            dev: "zf0".into(),
+            dst: Ipv4Addr::new(198, 18, 0, 2),
+            words: w.iter().map(|s| s.to_string()).collect(),
+        };
+        let a = parse_args(&f(&["udp", "src", "198.18.0.11", "ports", "1:2"])).unwrap();
+        assert_eq!((a.protocol, a.ports), (17, (1, 2)));
+        assert_eq!(a.src, Some(Ipv4Addr::new(198, 18, 0, 11)));
+        assert!(parse_args(&f(&["src"])).is_err());
+        assert!(parse_args(&f(&["sctp"])).is_err());
+        let j = r#"[{"ifindex":3,"ifname":"zf0","addr_info":[{"family":"inet","local":"198.18.0.1","prefixlen":24}]}]"#;
+        assert_eq!(first_ipv4(j), Some(Ipv4Addr::new(198, 18, 0, 1)));
+        assert_eq!(first_ipv4("[]"), None);
     }
 }

@@ -2,24 +2,37 @@
 //! namespace (`/proc/net/zcsock_stat`) and those of one program's sockets
 //! (`getsockopt(SOL_ZCSOCK, ZCSOCK_STATS)` on a duplicate of its descriptor).
 
+use serde_json::{json, Value};
 use std::fs;
 use std::io::ErrorKind;
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
 /// The namespace's counters from `PROC/net/zcsock_stat`.
-fn namespace(proc_root: &Path) -> i32 {
+fn namespace(proc_root: &Path, json: bool) -> i32 {
     let path = proc_root.join("net/zcsock_stat");
     match zcsock::proc_stat(&path) {
         Ok(counters) => {
-            println!("zcsock ({}):", path.display());
-            for (k, v) in &counters {
-                println!("  {k:<28} {v:>14}");
-            }
             let missing: Vec<&str> = zcsock::PROC_NAMES
                 .into_iter()
                 .filter(|n| zcsock::proc_value(&counters, n).is_none())
                 .collect();
+            if json {
+                let c: serde_json::Map<String, Value> = counters
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Value::from(*v)))
+                    .collect();
+                crate::print_json(&json!({
+                    "path": path.display().to_string(),
+                    "counters": c,
+                    "missing": missing,
+                }));
+                return 0;
+            }
+            println!("zcsock ({}):", path.display());
+            for (k, v) in &counters {
+                println!("  {k:<28} {v:>14}");
+            }
             if !missing.is_empty() {
                 println!("  (missing: {})", missing.join(" "));
             }
@@ -27,7 +40,7 @@ fn namespace(proc_root: &Path) -> i32 {
         }
         Err(e) if e.kind() == ErrorKind::NotFound => {
             eprintln!(
-                "zcctl: zcsock is not loaded ({} does not exist in this network namespace)",
+                "zcctl: zcsock is not loaded ({} does not exist in this network namespace): modprobe zcsock",
                 path.display()
             );
             1
@@ -39,43 +52,57 @@ fn namespace(proc_root: &Path) -> i32 {
     }
 }
 
-/// One socket of another program: its ULP, copy threshold and counters;
-/// false when it is no zcsock socket.
-fn one(pid: i32, fd: i32, sock: &OwnedFd, quiet: bool) -> bool {
+/// One socket of another program: its ULP, copy threshold and counters
+/// (printed, or as JSON in `out`); false when it is no zcsock socket.
+fn one(pid: i32, fd: i32, sock: &OwnedFd, quiet: bool, out: Option<&mut Vec<Value>>) -> bool {
     let ulp = zcsock::ulp(sock).unwrap_or_default();
-    if ulp != zcsock::ULP_NAME {
+    let zc = ulp == zcsock::ULP_NAME;
+    let thr = zc.then(|| zcsock::copy_threshold(sock));
+    let stats = zc.then(|| zcsock::stats(sock));
+    if let Some(out) = out {
+        if zc || !quiet {
+            let st = stats.and_then(Result::ok).map(|s| {
+                s.fields()
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), Value::from(v)))
+                    .collect::<serde_json::Map<_, _>>()
+            });
+            out.push(json!({
+                "fd": fd,
+                "ulp": ulp,
+                "zcsock": zc,
+                "copy_threshold": thr.and_then(Result::ok),
+                "stats": st,
+            }));
+        }
+        return zc;
+    }
+    if !zc {
         if !quiet {
             println!("pid {pid} fd {fd}: not a zcsock socket (ulp '{ulp}')");
         }
         return false;
     }
-    let thr = zcsock::copy_threshold(sock).map_or_else(|e| format!("? ({e})"), |t| t.to_string());
+    let thr = thr.map_or_else(String::new, |t| {
+        t.map_or_else(|e| format!("? ({e})"), |t| t.to_string())
+    });
     println!("pid {pid} fd {fd}: zcsock, copy threshold {thr} bytes");
-    match zcsock::stats(sock) {
-        Ok(s) => {
+    match stats {
+        Some(Ok(s)) => {
             for (k, v) in s.fields() {
                 println!("  {k:<28} {v:>14}");
             }
         }
-        Err(e) => println!("  (ZCSOCK_STATS: {e})"),
+        Some(Err(e)) => println!("  (ZCSOCK_STATS: {e})"),
+        None => {}
     }
     true
 }
 
 /// The zcsock sockets of process `pid` (all, or only descriptor `fd`).
-fn process(proc_root: &Path, pid: &str, fd: Option<&str>) -> i32 {
-    let Ok(pid) = pid.parse::<i32>() else {
-        eprintln!("zcctl: '{pid}' is no process id");
-        return 2;
-    };
+fn process(proc_root: &Path, pid: i32, fd: Option<i32>, json: bool) -> i32 {
     let fds: Vec<i32> = match fd {
-        Some(f) => match f.parse() {
-            Ok(f) => vec![f],
-            Err(_) => {
-                eprintln!("zcctl: '{f}' is no file descriptor");
-                return 2;
-            }
-        },
+        Some(f) => vec![f],
         None => {
             let dir = proc_root.join(pid.to_string()).join("fd");
             let Ok(rd) = fs::read_dir(&dir) else {
@@ -95,27 +122,26 @@ fn process(proc_root: &Path, pid: &str, fd: Option<&str>) -> i32 {
         }
     };
     let mut found = 0;
+    let mut out = json.then(Vec::new);
     for &f in &fds {
         match zcsock::remote_fd(pid, f) {
-            Ok(sock) => found += usize::from(one(pid, f, &sock, fd.is_none())),
+            Ok(sock) => found += usize::from(one(pid, f, &sock, fd.is_none(), out.as_mut())),
             Err(e) => eprintln!("zcctl: pid {pid} fd {f}: {e}"),
         }
     }
-    if found == 0 && fd.is_none() {
+    if let Some(out) = out {
+        crate::print_json(&json!({ "pid": pid, "sockets": out }));
+    } else if found == 0 && fd.is_none() {
         println!("pid {pid}: no zcsock socket");
     }
     i32::from(found == 0)
 }
 
-pub fn run(proc_root: &Path, args: &[String]) -> i32 {
-    match args {
-        [] => namespace(proc_root),
-        [pid] => process(proc_root, pid, None),
-        [pid, fd] => process(proc_root, pid, Some(fd)),
-        _ => {
-            eprintln!("usage: zcctl sock [PID [FD]]");
-            2
-        }
+/// `zcctl sock [PID [FD]]`.
+pub fn run(proc_root: &Path, pid: Option<i32>, fd: Option<i32>, json: bool) -> i32 {
+    match pid {
+        None => namespace(proc_root, json),
+        Some(pid) => process(proc_root, pid, fd, json),
     }
 }
 
@@ -129,15 +155,16 @@ mod tests {
     fn namespace_counters_or_a_clear_absence() {
         let d = std::env::temp_dir().join(format!("zcctl-sock-{}", std::process::id()));
         fs::create_dir_all(d.join("net")).unwrap();
-        assert_eq!(namespace(&d), 1);
+        assert_eq!(namespace(&d, false), 1);
         fs::write(
             d.join("net/zcsock_stat"),
             "ZcsockTxPagesByRef 5\nZcsockCurrSockets 1\n",
         )
         .unwrap();
-        assert_eq!(namespace(&d), 0);
+        assert_eq!(namespace(&d, false), 0);
+        assert_eq!(namespace(&d, true), 0);
         fs::write(d.join("net/zcsock_stat"), "ZcsockTxPagesByRef five\n").unwrap();
-        assert_eq!(namespace(&d), 1);
+        assert_eq!(namespace(&d, true), 1);
         fs::remove_dir_all(&d).unwrap();
     }
 
@@ -145,15 +172,11 @@ mod tests {
     fn plain_sockets_are_not_zcsock() {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let _c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
-        let me = std::process::id().to_string();
-        let fd = l.as_raw_fd().to_string();
+        let me = std::process::id() as i32;
+        let fd = l.as_raw_fd();
         // Without zcsock (or without pidfd_getfd) nothing is found: exit 1.
-        assert_eq!(run(Path::new("/proc"), &[me.clone(), fd]), 1);
-        assert_eq!(run(Path::new("/proc"), &[me]), 1);
-        assert_eq!(run(Path::new("/proc"), &["x".into()]), 2);
-        assert_eq!(
-            run(Path::new("/proc"), &["1".into(), "2".into(), "3".into()]),
-            2
-        );
+        assert_eq!(run(Path::new("/proc"), Some(me), Some(fd), false), 1);
+        assert_eq!(run(Path::new("/proc"), Some(me), None, false), 1);
+        assert_eq!(run(Path::new("/proc"), Some(me), None, true), 1);
     }
 }

@@ -16,9 +16,11 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 //!
-//! No dependency: the three libc calls are declared here, each behind one
-//! small function with its `// SAFETY:` argument.
+//! The three libc calls are declared here, each behind one small function
+//! with its `// SAFETY:` argument; [`cli`] holds the tools' command lines
+//! (clap).
 
+pub mod cli;
 pub mod watch;
 
 use std::ffi::{c_int, c_void};
@@ -467,8 +469,20 @@ pub fn establish(server: bool, addr: &str, port: u16) -> io::Result<std::net::Tc
     } else {
         connect_retry(addr, port).map_err(|e| ctx("connect", e))?
     };
-    attach(&s).map_err(|e| ctx("attach", e))?;
+    attach(&s).map_err(|e| ctx("attach", not_loaded(e)))?;
     Ok(s)
+}
+
+/// `e` from [`attach`], with a hint when zcddp is not loaded (no such ULP:
+/// `ENOENT`, and no `/proc/net/zcddp_stat`).
+pub fn not_loaded(e: io::Error) -> io::Error {
+    if e.raw_os_error() == Some(2) && !std::path::Path::new(PROC_STAT).exists() {
+        return io::Error::new(
+            e.kind(),
+            format!("{e}: zcddp is not loaded ({PROC_STAT} does not exist); load it with `modprobe zcddp`"),
+        );
+    }
+    e
 }
 
 /// Waits for a completion of `opcode` (`WR_*`, `WC_RECV`), up to
@@ -1035,12 +1049,6 @@ pub fn get_words(b: &[u8]) -> (u64, u64) {
     (a, c)
 }
 
-/// A tool's number argument: `what` names it in the error.
-pub fn num_arg<T: std::str::FromStr>(v: Option<String>, what: &str) -> Result<T, String> {
-    v.and_then(|s| s.parse().ok())
-        .ok_or_else(|| format!("{what}: a number"))
-}
-
 /// MPA start-up as initiator or responder with `flags` (`F_*`); the error
 /// as a tool prints it.
 pub fn start_as(sock: &impl AsRawFd, initiator: bool, flags: u32) -> Result<(), String> {
@@ -1107,32 +1115,6 @@ pub struct Side {
 }
 
 impl Side {
-    /// The client of port 7174 (no address yet).
-    pub fn new() -> Self {
-        Self {
-            server: false,
-            addr: String::new(),
-            port: 7174,
-        }
-    }
-
-    /// Takes `a` (and its value from `args`) if it is one of `Side`'s
-    /// arguments: whether it was.
-    pub fn arg(
-        &mut self,
-        a: &str,
-        args: &mut impl Iterator<Item = String>,
-    ) -> Result<bool, String> {
-        match a {
-            "-s" => self.server = true,
-            "-c" => self.server = false,
-            "-a" => self.addr = args.next().ok_or("-a ADDR")?,
-            "-p" => self.port = num_arg(args.next(), "-p PORT")?,
-            _ => return Ok(false),
-        }
-        Ok(true)
-    }
-
     /// The connection ([`run_side`]) given to `on_server` or `on_client`;
     /// `-a` is required.
     pub fn run<R>(
@@ -1144,11 +1126,5 @@ impl Side {
             return Err("-a ADDR is required".into());
         }
         run_side(self.server, &self.addr, self.port, on_server, on_client)
-    }
-}
-
-impl Default for Side {
-    fn default() -> Self {
-        Self::new()
     }
 }

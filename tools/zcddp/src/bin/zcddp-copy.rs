@@ -2,6 +2,8 @@
 //! Writes, reads it back with RDMA Reads and checks it byte for byte; the
 //! server checks what landed in its memory against the client's hash.
 //!
+//! Its command line is [`zcddp::cli::Copy`] (`zcddp-copy --help`):
+//!
 //! ```text
 //! zcddp-copy -s -a ADDR [-p PORT] [-o OUT] [-v] [--crc] [--markers] [--no-ooo] [--watch] (server)
 //! zcddp-copy -c -a ADDR [-p PORT] [-v] [--crc] [--markers] [--no-ooo] FILE   (client)
@@ -43,6 +45,7 @@
 //!
 //! Exit status 0: copied and verified on both sides.
 
+use clap::Parser;
 use std::io;
 use std::net::TcpStream;
 use std::process::ExitCode;
@@ -70,46 +73,18 @@ struct Opts {
 }
 
 fn parse() -> Result<Opts, String> {
-    let mut o = Opts {
-        server: false,
-        addr: String::new(),
-        port: 7174,
-        file: None,
-        out: None,
-        verbose: false,
-        flags: 0,
-        ooo: true,
-        watch: false,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "-s" => o.server = true,
-            "-c" => o.server = false,
-            "-a" => o.addr = args.next().ok_or("-a ADDR")?,
-            "-p" => {
-                o.port = args
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .ok_or("-p PORT: a number")?
-            }
-            "-o" => o.out = Some(args.next().ok_or("-o OUT")?),
-            "-v" => o.verbose = true,
-            "--crc" => o.flags |= zcddp::F_CRC,
-            "--markers" => o.flags |= zcddp::F_MARKERS,
-            "--no-ooo" => o.ooo = false,
-            "--watch" => o.watch = true,
-            f if !f.starts_with('-') && o.file.is_none() => o.file = Some(f.to_string()),
-            _ => return Err(format!("unknown argument {a}")),
-        }
-    }
-    if o.addr.is_empty() {
-        return Err("-a ADDR is required".into());
-    }
-    if !o.server && o.file.is_none() {
-        return Err("the client needs a FILE".into());
-    }
-    Ok(o)
+    let a = zcddp::cli::Copy::parse();
+    Ok(Opts {
+        server: a.side.server,
+        addr: a.side.addr,
+        port: a.side.port,
+        file: a.file,
+        out: a.out,
+        verbose: a.verbose,
+        flags: if a.crc { zcddp::F_CRC } else { 0 } | if a.markers { zcddp::F_MARKERS } else { 0 },
+        ooo: !a.no_ooo,
+        watch: a.watch,
+    })
 }
 
 /// 64-bit FNV-1a.

@@ -1,12 +1,10 @@
 //! zcddp-mpa: runs zcddp's MPA start-up on one TCP connection and prints
 //! the outcome, for the tests (tools/testing/zcnet/zcddp.sh).
 //!
-//! ```text
-//! zcddp-mpa -s|-c -a ADDR [-p PORT] [--crc] [--crc-strict] [--markers]
-//!           [--no-markers] [--p2p send,write,read] [--rev N] [--ird N]
-//!           [--ord N] [--pd TEXT] [--timeout MS] [--hold MS] [--no-startup]
-//!           [--serve MS lwrn]
-//! ```
+//! Its command line is [`zcddp::cli::Mpa`] (`zcddp-mpa --help`):
+//! `-s|-c -a ADDR [-p PORT] [--crc] [--crc-strict] [--markers]
+//! [--no-markers] [--p2p send,write,read] [--rev N] [--ird N] [--ord N]
+//! [--pd TEXT] [--timeout MS] [--hold MS] [--no-startup] [--serve MS lwrn]`.
 //!
 //! `--serve MS ACCESS` then registers a 4 KiB pattern with ACCESS (letters
 //! l, w, r: local write, remote write, remote read; n: the peer cannot
@@ -25,6 +23,7 @@
 //! the connection open `--hold` ms. Exit status 0 on success, 1 when
 //! start-up failed, 2 for a usage or socket error.
 
+use clap::Parser;
 use std::io;
 use std::net::{TcpListener, TcpStream};
 use std::process::ExitCode;
@@ -43,84 +42,39 @@ struct Opts {
 }
 
 fn parse() -> Result<Opts, String> {
-    let mut o = Opts {
-        server: false,
-        addr: String::new(),
-        port: 7174,
-        p: Params::initiator(),
-        hold_ms: 0,
-        startup: true,
-        serve: None,
-    };
-    let (mut flags, mut rtr, mut rev, mut ird, mut ord) = (0, None, 2, 1, 1);
-    let (mut pd, mut timeout) = (Vec::new(), 0);
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "-s" => o.server = true,
-            "-c" => o.server = false,
-            "-a" => o.addr = args.next().ok_or("-a ADDR")?,
-            "-p" => o.port = zcddp::num_arg(args.next(), "-p")?,
-            "--crc" => flags |= F_CRC,
-            "--crc-strict" => flags |= F_CRC_STRICT,
-            "--markers" => flags |= F_MARKERS,
-            "--no-markers" => flags |= F_NO_MARKERS,
-            "--p2p" => {
-                flags |= F_P2P;
-                let mut r = 0;
-                for t in args.next().ok_or("--p2p TYPES")?.split(',') {
-                    r |= match t {
-                        "send" => zcddp::RTR_SEND,
-                        "write" => zcddp::RTR_WRITE,
-                        "read" => zcddp::RTR_READ,
-                        _ => return Err(format!("--p2p: unknown type {t}")),
-                    };
-                }
-                rtr = Some(r);
-            }
-            "--rev" => rev = zcddp::num_arg(args.next(), "--rev")?,
-            "--ird" => ird = zcddp::num_arg(args.next(), "--ird")?,
-            "--ord" => ord = zcddp::num_arg(args.next(), "--ord")?,
-            "--pd" => pd = args.next().ok_or("--pd TEXT")?.into_bytes(),
-            "--timeout" => timeout = zcddp::num_arg(args.next(), "--timeout")?,
-            "--hold" => o.hold_ms = zcddp::num_arg(args.next(), "--hold")?,
-            "--no-startup" => o.startup = false,
-            "--serve" => {
-                let ms = zcddp::num_arg(args.next(), "--serve MS")?;
-                let mut acc = 0;
-                for c in args.next().ok_or("--serve MS ACCESS")?.chars() {
-                    acc |= match c {
-                        'l' => zcddp::ACCESS_LOCAL_WRITE,
-                        'w' => zcddp::ACCESS_REMOTE_WRITE,
-                        'r' => zcddp::ACCESS_REMOTE_READ,
-                        'n' => zcddp::ACCESS_NO_REMOTE_INV,
-                        '-' => 0,
-                        _ => return Err(format!("--serve: access letters lwrn, not {c}")),
-                    };
-                }
-                o.serve = Some((ms, acc));
-            }
-            _ => return Err(format!("unknown argument {a}")),
-        }
-    }
-    if o.addr.is_empty() {
-        return Err("-a ADDR is required".into());
-    }
-    o.p = if o.server {
+    let a = zcddp::cli::Mpa::parse();
+    let mut p = if a.side.server {
         Params::responder()
     } else {
         Params::initiator()
     };
-    o.p.flags = flags;
-    if let Some(r) = rtr {
-        o.p.rtr = r;
+    p.flags = [
+        (a.crc, F_CRC),
+        (a.crc_strict, F_CRC_STRICT),
+        (a.markers, F_MARKERS),
+        (a.no_markers, F_NO_MARKERS),
+        (a.p2p.is_some(), F_P2P),
+    ]
+    .iter()
+    .filter(|f| f.0)
+    .fold(0, |f, x| f | x.1);
+    if let Some(r) = a.p2p {
+        p.rtr = r;
     }
-    o.p.revision = rev;
-    o.p.ird = ird;
-    o.p.ord = ord;
-    o.p.private_data = pd;
-    o.p.timeout_ms = timeout;
-    Ok(o)
+    p.revision = a.rev;
+    p.ird = a.ird;
+    p.ord = a.ord;
+    p.private_data = a.pd.clone().into_bytes();
+    p.timeout_ms = a.timeout;
+    Ok(Opts {
+        server: a.side.server,
+        addr: a.side.addr.clone(),
+        port: a.side.port,
+        p,
+        hold_ms: a.hold,
+        startup: !a.no_startup,
+        serve: a.serve()?,
+    })
 }
 
 fn errno_name(e: &io::Error) -> String {
@@ -147,7 +101,13 @@ fn run(o: &Opts) -> Result<bool, String> {
     } else {
         zcddp::connect_retry(&o.addr, o.port).map_err(|e| format!("connect: {e}"))?
     };
-    zcddp::attach(&s).map_err(|e| format!("attach: {}", errno_name(&e)))?;
+    zcddp::attach(&s).map_err(|e| {
+        let name = errno_name(&e);
+        match zcddp::not_loaded(e) {
+            e if e.raw_os_error().is_none() => format!("attach: {name}: {e}"),
+            _ => format!("attach: {name}"),
+        }
+    })?;
     if !o.startup {
         std::thread::sleep(Duration::from_millis(o.hold_ms));
         return Ok(true);

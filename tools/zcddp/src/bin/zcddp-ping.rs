@@ -11,14 +11,14 @@
 //! client: checks sink == start (-V); repeat
 //! ```
 //!
-//! ```text
-//! zcddp-ping -s|-c -a ADDR [-p PORT] [-C COUNT] [-S SIZE] [-V] [-v] [--crc] [--markers]
-//! ```
+//! Its command line is [`zcddp::cli::Ping`] (`zcddp-ping --help`):
+//! `-s|-c -a ADDR [-p PORT] [-C COUNT] [-S SIZE] [-V] [-v] [--crc] [--markers]`.
 //!
 //! Differences: TCP is connected here and zcddp's MPA start-up is run on
 //! it (the client is the initiator); `--crc` asks for CRCs, `--markers`
 //! for markers. The server serves one connection.
 
+use clap::Parser;
 use std::io;
 use std::net::TcpStream;
 use std::process::ExitCode;
@@ -39,44 +39,18 @@ struct Opts {
 }
 
 fn parse() -> Result<Opts, String> {
-    let mut o = Opts {
-        server: false,
-        addr: String::new(),
-        port: 7174,
-        count: 0,
-        size: 64,
-        validate: false,
-        verbose: false,
-        flags: 0,
-    };
-    let mut args = std::env::args().skip(1);
-    let num = |v: Option<String>, w: &str| -> Result<u64, String> {
-        v.and_then(|s| s.parse().ok())
-            .ok_or(format!("{w}: a number"))
-    };
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "-s" => o.server = true,
-            "-c" => o.server = false,
-            "-a" => o.addr = args.next().ok_or("-a ADDR")?,
-            "-p" => o.port = num(args.next(), "-p")? as u16,
-            "-C" => o.count = num(args.next(), "-C")?,
-            "-S" => o.size = num(args.next(), "-S")? as usize,
-            "-V" => o.validate = true,
-            "-v" => o.verbose = true,
-            "--crc" => o.flags |= zcddp::F_CRC,
-            "--markers" => o.flags |= zcddp::F_MARKERS,
-            _ => return Err(format!("unknown argument {a}")),
-        }
-    }
-    if o.addr.is_empty() {
-        return Err("-a ADDR is required".into());
-    }
-    // rping's limits: the message prefix fits, and below 64 KiB.
-    if o.size < 16 || o.size > 64 * 1024 * 1024 {
-        return Err(format!("-S {}: 16 to 64 MiB", o.size));
-    }
-    Ok(o)
+    let a = zcddp::cli::Ping::parse();
+    Ok(Opts {
+        server: a.side.server,
+        addr: a.side.addr,
+        port: a.side.port,
+        count: a.count,
+        // At most 64 MiB (the parser's range).
+        size: a.size as usize,
+        validate: a.validate,
+        verbose: a.verbose,
+        flags: if a.crc { zcddp::F_CRC } else { 0 } | if a.markers { zcddp::F_MARKERS } else { 0 },
+    })
 }
 
 fn err(what: &str, e: io::Error) -> String {

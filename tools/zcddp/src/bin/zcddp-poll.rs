@@ -1,6 +1,8 @@
 //! zcddp-poll: zcddp's progress without the application, and its
 //! readiness for poll(2).
 //!
+//! Its command line is [`zcddp::cli::Poll`] (`zcddp-poll --help`):
+//!
 //! ```text
 //! zcddp-poll -s -a ADDR [-p PORT] [--idle-ms N]      (server)
 //! zcddp-poll -c -a ADDR [-p PORT] [--hold-ms N] [--max-read-ms N] (client)
@@ -23,6 +25,7 @@
 //!
 //! Exit status 0 when every check holds on that side.
 
+use clap::Parser;
 use std::io;
 use std::net::TcpStream;
 use std::process::ExitCode;
@@ -47,26 +50,13 @@ struct Opts {
 }
 
 fn parse() -> Result<Opts, String> {
-    let mut o = Opts {
-        side: zcddp::Side::new(),
-        idle_ms: 3000,
-        hold_ms: 4000,
-        max_read_ms: 2000,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        if o.side.arg(&a, &mut args)? {
-            continue;
-        }
-        let v = args.next();
-        match a.as_str() {
-            "--idle-ms" => o.idle_ms = zcddp::num_arg(v, "--idle-ms N")?,
-            "--hold-ms" => o.hold_ms = zcddp::num_arg(v, "--hold-ms N")?,
-            "--max-read-ms" => o.max_read_ms = zcddp::num_arg(v, "--max-read-ms N")?,
-            _ => return Err(format!("unknown argument {a}")),
-        }
-    }
-    Ok(o)
+    let a = zcddp::cli::Poll::parse();
+    Ok(Opts {
+        side: a.side.side(),
+        idle_ms: a.idle_ms,
+        hold_ms: a.hold_ms,
+        max_read_ms: a.max_read_ms,
+    })
 }
 
 fn err(what: &str, e: io::Error) -> String {

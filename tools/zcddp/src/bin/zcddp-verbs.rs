@@ -2,6 +2,8 @@
 //! a small rdma-core program on a soft-iWARP device: Send, RDMA Write and
 //! RDMA Read both ways, every byte seeded and checked by hash on both sides.
 //!
+//! Its command line is [`zcddp::cli::Verbs`] (`zcddp-verbs --help`):
+//!
 //! ```text
 //! zcddp-verbs -s|-c -a ADDR [-p PORT] [-S SIZE] [-r SEED] [-C COUNT] [--sge N] [--crc] [--no-remote-inv] [--watch] [--wait MS]
 //! zcddp-verbs -s|-c -a ADDR [-p PORT] [-S SIZE] [-r SEED] [--crc] [--wait MS] -L ITERS|-B SECONDS [--syscall]
@@ -53,6 +55,7 @@
 //! instead (as does a module without rings). The `connected` line says
 //! which.
 
+use clap::Parser;
 use std::collections::VecDeque;
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
@@ -98,58 +101,33 @@ fn wait_ms() -> u32 {
 }
 
 fn parse() -> Result<Opts, String> {
-    let mut o = Opts {
-        side: zcddp::Side::new(),
-        size: 65536,
-        seed: 1,
-        flags: 0,
-        access: 0,
-        lat: 0,
-        bw: 0.0,
-        count: 1,
-        sge: 1,
-        syscall: false,
-        watch: false,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        if o.side.arg(&a, &mut args)? {
-            continue;
-        }
-        match a.as_str() {
-            "-S" => o.size = zcddp::num_arg(args.next(), "-S SIZE")?,
-            "-r" => o.seed = zcddp::num_arg(args.next(), "-r SEED")?,
-            "--crc" => o.flags |= zcddp::F_CRC,
-            "--no-remote-inv" => o.access |= zcddp::ACCESS_NO_REMOTE_INV,
-            "-L" => o.lat = zcddp::num_arg(args.next(), "-L ITERS")?,
-            "-B" => o.bw = zcddp::num_arg(args.next(), "-B SECONDS")?,
-            "-C" => o.count = zcddp::num_arg(args.next(), "-C COUNT")?,
-            "--sge" => o.sge = zcddp::num_arg(args.next(), "--sge N")?,
-            "--syscall" => o.syscall = true,
-            "--watch" => o.watch = true,
-            "--wait" => {
-                let ms: u32 = zcddp::num_arg(args.next(), "--wait MS")?;
-                if ms == 0 {
-                    return Err("--wait MS: 1 ms or more".into());
-                }
-                WAIT.store(ms, Relaxed);
-            }
-            _ => return Err(format!("unknown argument {a}")),
-        }
-    }
-    if o.size == 0 || o.size > 1 << 30 {
-        return Err(format!("-S {}: 1 B to 1 GiB", o.size));
-    }
-    if !(0.0..=3600.0).contains(&o.bw) || o.lat > 1_000_000 || !(1..=1_000_000).contains(&o.count) {
-        return Err("-L ITERS up to 10^6, -B SECONDS up to 3600, -C COUNT 1 to 10^6".into());
-    }
-    if !(1..=zcddp::RECV_SGE_MAX).contains(&o.sge) || o.sge > o.size.min(SEND_MAX) {
+    let a = zcddp::cli::Verbs::parse();
+    WAIT.store(a.wait, Relaxed);
+    // At most 1 GiB (the parser's range).
+    let size = a.size as usize;
+    if !(1..=zcddp::RECV_SGE_MAX).contains(&a.sge) || a.sge > size.min(SEND_MAX) {
         return Err(format!(
             "--sge N: 1 to {} (and at most SIZE)",
             zcddp::RECV_SGE_MAX
         ));
     }
-    Ok(o)
+    Ok(Opts {
+        side: a.side.side(),
+        size,
+        seed: a.seed,
+        flags: if a.crc { zcddp::F_CRC } else { 0 },
+        access: if a.no_remote_inv {
+            zcddp::ACCESS_NO_REMOTE_INV
+        } else {
+            0
+        },
+        lat: a.lat,
+        bw: a.bw,
+        count: a.count,
+        sge: a.sge,
+        syscall: a.syscall,
+        watch: a.watch,
+    })
 }
 
 /// siw_verbs.c's pattern: xorshift64 (13, 7, 17) from `seed ^ tag *

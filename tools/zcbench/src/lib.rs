@@ -1,0 +1,4 @@
+//! zcbench's command line ([`cli`]), shared by the tool and the man pages
+//! (`zcman`).
+
+pub mod cli;
