@@ -81,6 +81,18 @@ STEPS = (("send", 36), ("recv", 36), ("oob", 3), ("thread", 4), ("fork-send", 3)
          ("fork-recv", 3), ("fork-write", 3), ("munmap", 2), ("close", 2))
 
 
+def read_all(fd):
+    """Everything a pipe gives until its writers close it; closes it."""
+    msg = b""
+    while True:
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        msg += chunk
+    os.close(fd)
+    return msg
+
+
 def stream_bytes(key, off, n):
     """Bytes off..off+n of the stream of key (a str)."""
     out = bytearray()
@@ -283,13 +295,7 @@ class Worker:
             self.kept.pop(base // (SLOT_PAGES * PAGE), None)
             os.write(go_w, b"!")
         os.close(go_w)
-        msg = b""
-        while True:
-            chunk = os.read(rd, 256)
-            if not chunk:
-                break
-            msg += chunk
-        os.close(rd)
+        msg = read_all(rd)
         _, status = os.waitpid(pid, 0)
         if status != 0 or msg.startswith(b"E") or not msg:
             raise Fail("%s child on %s: status %d, %s" % (name, ln.key, status, msg.decode(errors="replace")))
@@ -357,12 +363,7 @@ def main():
         os.close(wr)
         kids[pid] = (wid, rd)
     for pid, (wid, rd) in kids.items():
-        msg = b""
-        while True:
-            chunk = os.read(rd, 4096)
-            if not chunk:
-                break
-            msg += chunk
+        msg = read_all(rd)
         _, status = os.waitpid(pid, 0)
         rep.diag(msg.decode(errors="replace"))
         rep.expect("worker %d: every byte received was the stream's, no kept page changed, every step ran" % wid,
