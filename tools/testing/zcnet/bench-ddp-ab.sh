@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench-ddp-ab.sh: small-message latency of zcddp module builds side by
-# side, and of siw, by hand (Documentation/networking/zcddp.rst, "Small
+# side, and of siw, by hand (Documentation/notes/2026-12-08-zcddp-history.md, "Small
 # Writes: where the time went"):
 #
 #   scripts/run-guest.sh --topo veth --timeout 1800 --log out/ab.log \

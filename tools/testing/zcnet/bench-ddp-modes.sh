@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench-ddp-modes.sh: zcddp to zcddp on veth with the module's settings
-# side by side, by hand (Documentation/networking/zcddp.rst, "On veth, side
+# side by side, by hand (Documentation/notes/2026-12-08-zcddp-history.md, "On veth, side
 # by side" and "Receiving in softirq, measured"):
 #
 #   scripts/run-guest.sh --topo veth --timeout 1500 --log out/modes.log \

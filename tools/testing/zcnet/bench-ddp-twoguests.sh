@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench-ddp-twoguests.sh: zcddp's RDMA Write bandwidth between two guests,
-# out-of-order placement on and off, by hand (Documentation/networking/
-# zcddp.rst, "Between two guests, one vCPU each"):
+# out-of-order placement on and off, by hand (Documentation/notes/
+# 2026-12-08-zcddp-history.md, "Between two guests, one vCPU each"):
 #
 #   scripts/run-guest.sh --topo twoguests --cpus 1 --timeout 1800 \
 #     --log out/tg.log tools/testing/zcnet/bench-ddp-twoguests.sh \

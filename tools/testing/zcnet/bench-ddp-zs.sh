@@ -2,7 +2,7 @@
 # bench-ddp-zs.sh: zcddp-verbs against siw_verbs in their timing modes
 # (-L), zcddp leading, with zcddp-verbs's rings and with --syscall,
 # alternating, ROUNDS rounds of SIZES; one "RES ROUND MODE OP BYTES US"
-# line per result (the leader's median) (Documentation/networking/zcddp.rst,
+# line per result (the leader's median) (Documentation/notes/2026-12-08-zcddp-history.md,
 # "The receive ring"). By hand:
 #
 #   scripts/run-guest.sh --topo veth --timeout 900 --log out/zs-ab.log \

@@ -1,7 +1,7 @@
 #!/bin/bash
 # ddp-syscalls.sh: system calls per Send of zcbench ddp's Send latency (4 B,
 # spinning), receives posted by ZCDDP_POST_RECV against the receive ring
-# (Documentation/networking/zcddp.rst, "The receive ring"): strace -c on
+# (Documentation/notes/2026-12-08-zcddp-history.md, "The receive ring"): strace -c on
 # the client, which exits by itself; the server untraced. By hand:
 #
 #   scripts/run-guest.sh --topo veth --timeout 400 --log out/rqsys.log \

@@ -11,7 +11,7 @@
 # hashed on both sides. DIR c: siw_verbs connects from a (siw the MPA
 # initiator), zcddp-verbs accepts in b; DIR s: the reverse. ZARGS go to
 # zcddp-verbs (--crc, --sge N; several joined by "+"). The default: 1 MiB x
-# 1000 each way, CRC on and off (Documentation/networking/zcddp.rst).
+# 1000 each way, CRC on and off (Documentation/notes/2026-12-08-zcddp-history.md, "Tests").
 #
 #   DIR,SIZE,COUNT,ZARGS,NETEM: the run through netem NETEM on both
 #   egresses (va and vb), and no Terminate sent or received on zcddp's

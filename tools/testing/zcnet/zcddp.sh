@@ -699,7 +699,7 @@ sverbs() {
 }
 if [ -e /sys/class/infiniband/siwb ]; then
   # 64 B x 1000 and 1 MiB x 10 rounds here; 1 MiB x 1000 each way, CRC
-  # on and off, was run once (zcddp.rst: 2 to 2.5 min each under TCG).
+  # on and off, was run once (notes/2026-12-08-zcddp-history.md: 2 to 2.5 min each under TCG).
   # siw's data Sends go into a receive over a scatter list on zcddp's
   # side (--sge: each element its own registration, cut off the FPDUs'
   # boundaries): 64 B staged, 64 KiB placed from TCP's queue.
