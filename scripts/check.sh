@@ -277,7 +277,8 @@ guest zcfrag-interleave virtio2
 guest zcfrag-admission-native virtio2
 guest zcfrag-admission veth
 # The paper's Table 1 at a tenth of its size (the documented run used 100000:
-# tools/testing/zcnet/zcfrag-table1.sh, Documentation/networking/zcfrag.rst).
+# tools/testing/zcnet/zcfrag-table1.sh, Documentation/networking/zcfrag.rst,
+# the figures in Documentation/notes/2026-12-08-zcfrag-history.md).
 guest zcfrag-table1 veth 10000
 # Two machines, each on the native front end, over one 1500-byte wire.
 guest zcfrag-native twoguests
